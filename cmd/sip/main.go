@@ -1,0 +1,144 @@
+// Command sip validates, creates and serves SIPs: the improvement proposals
+// that define evaluations of AI agents.
+//
+// Exit codes follow BSD sysexits: 0 ok, 64 usage, 65 invalid SIPs, 66 no
+// input, 70 internal error, 78 configuration error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Exit codes (BSD sysexits, as in the assessment design).
+const (
+	exitOK       = 0
+	exitUsage    = 64
+	exitData     = 65
+	exitNoInput  = 66
+	exitInternal = 70
+	exitConfig   = 78
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// env is the part of the process a command may use: its streams, its
+// environment, and its working directory. Tests build one by hand.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"validate", "check SIP files and report every problem", runValidate},
+		{"new", "write a new SIP from a valid template", runNew},
+		{"index", "write evaluations/README.md, the index of the SIPs", runIndex},
+		{"version", "print the version", func(_ context.Context, e env, _ []string) int {
+			fmt.Fprintln(e.stdout, "sip", version)
+			return exitOK
+		}},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and turns a panic into exit code 70.
+func run(ctx context.Context, e env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "sip: internal error: %v\n", r)
+			code = exitInternal
+		}
+	}()
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(e.stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "sip: unknown command %q\n\n", args[0])
+	usage(e.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: sip <command> [flags] [args]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'sip <command> --help' for a command's flags.")
+}
+
+// parseFlags parses flags that may come before, between or after the
+// positional arguments (`sip validate evaluations --format json`). It
+// returns the positional arguments, or an exit code when parsing ended.
+func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, int, bool) {
+	fs.SetOutput(e.stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(e.stdout)
+				fs.Usage()
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, 0, true
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), 0, true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newFlagSet builds a flag set whose usage shows the command's synopsis.
+func newFlagSet(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet("sip "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: sip %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(about))
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(w, "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func oneOf(v string, allowed []string) bool { return slices.Contains(allowed, v) }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/gitrev"
+	"github.com/sipregistry/sip/registry/report"
+)
+
+const validateAbout = `
+Checks SIP files against every rule in docs/rules.md and prints every
+problem found. PATH is a SIP file or a folder of them (default evaluations);
+folders are read recursively, and every .md file except README.md is a SIP.
+
+With --base REV the edit rules also apply: each SIP is compared with the
+same path at git revision REV (sip and id never change, a changed SIP
+raises version and updated_at, status only moves forward, no SIP file is
+deleted).
+
+Exit status: 0 valid (warnings allowed), 65 errors found, 66 a PATH does
+not exist or holds no SIP, 64 usage error, 78 --base cannot be read,
+70 internal error.`
+
+// sipTool describes this program in SARIF logs.
+func sipTool() report.Tool {
+	return report.Tool{
+		Name:           "sip",
+		Version:        version,
+		InformationURI: "https://github.com/sipregistry/sip",
+		RulesURI:       "https://github.com/sipregistry/sip/blob/main/docs/rules.md",
+	}
+}
+
+func runValidate(ctx context.Context, e env, args []string) int {
+	fs := newFlagSet("validate", "[--format text|json|sarif|github] [--base REV] [PATH...]", validateAbout)
+	format := fs.String("format", "text", "output format: "+strings.Join(report.Formats, ", "))
+	base := fs.String("base", "", "git revision to apply the edit rules against, e.g. origin/main")
+	paths, code, ok := parseFlags(fs, e, args)
+	if !ok {
+		return code
+	}
+	if !oneOf(*format, report.Formats) {
+		fmt.Fprintf(e.stderr, "sip validate: unknown --format %q (want %s)\n", *format, strings.Join(report.Formats, ", "))
+		return exitUsage
+	}
+	if len(paths) == 0 {
+		paths = []string{"evaluations"}
+	}
+
+	files, code := readPaths(e, paths)
+	if code != exitOK {
+		return code
+	}
+	opts := registry.Options{}
+	if *base != "" {
+		snap, err := baseSnapshot(paths, *base)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sip validate: --base: %v\n", err)
+			return exitConfig
+		}
+		opts.Base = snap
+	}
+	problems := registry.Validate(registry.ParseFiles(files), opts)
+	if err := report.Write(e.stdout, *format, report.Result{Files: len(files), Problems: problems}, sipTool()); err != nil {
+		fmt.Fprintf(e.stderr, "sip validate: %v\n", err)
+		return exitInternal
+	}
+	if errs, _ := registry.Count(problems); errs > 0 {
+		return exitData
+	}
+	return exitOK
+}
+
+// readPaths reads the SIP files under every path, each file once.
+func readPaths(e env, paths []string) ([]registry.File, int) {
+	var files []registry.File
+	seen := map[string]bool{}
+	for _, p := range paths {
+		got, err := readPath(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(e.stderr, "sip: %s does not exist\n", p)
+			return nil, exitNoInput
+		case err != nil:
+			fmt.Fprintf(e.stderr, "sip: %v\n", err)
+			return nil, exitNoInput
+		case len(got) == 0:
+			fmt.Fprintf(e.stderr, "sip: %s holds no SIP file (*.md other than README.md)\n", p)
+			return nil, exitNoInput
+		}
+		for _, f := range got {
+			if !seen[f.Path] {
+				seen[f.Path] = true
+				files = append(files, f)
+			}
+		}
+	}
+	return files, exitOK
+}
+
+// readPath reads one file, or every SIP file below a folder.
+func readPath(p string) ([]registry.File, error) {
+	p = filepath.ToSlash(filepath.Clean(p))
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return registry.ReadFS(os.DirFS(p), ".", p)
+	}
+	return registry.ReadFS(os.DirFS(filepath.Dir(p)), filepath.Base(p), p)
+}
+
+// baseSnapshot reads the same paths at git revision rev.
+func baseSnapshot(paths []string, rev string) (*registry.Snapshot, error) {
+	r, err := gitrev.Open(paths[0], rev)
+	if err != nil {
+		return nil, err
+	}
+	var files []registry.File
+	for _, p := range paths {
+		got, err := r.Files(filepath.ToSlash(filepath.Clean(p)))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, got...)
+	}
+	return &registry.Snapshot{Name: r.Name, Docs: registry.ParseFiles(files)}, nil
+}

@@ -1,0 +1,143 @@
+package registry
+
+import (
+	"slices"
+	"strings"
+)
+
+// cycleProblems finds prerequisite cycles with Tarjan's strongly connected
+// components and reports each SIP of a cycle at the prerequisite that
+// continues it, with the whole cycle spelled out.
+func cycleProblems(docs []*Document, byID map[string][]*Document) []Problem {
+	graph := map[string][]string{}
+	node := map[string]*Document{}
+	for id, g := range byID {
+		node[id] = g[0]
+		for _, p := range g[0].SIP.Prerequisites {
+			if _, ok := byID[p]; ok && p != id && !slices.Contains(graph[id], p) {
+				graph[id] = append(graph[id], p)
+			}
+		}
+	}
+	var out []Problem
+	for _, scc := range stronglyConnected(graph) {
+		if len(scc) < 2 {
+			continue
+		}
+		in := map[string]bool{}
+		for _, id := range scc {
+			in[id] = true
+		}
+		for _, id := range scc {
+			d := node[id]
+			cycle := cyclePath(id, graph, in)
+			for i, p := range d.SIP.Prerequisites {
+				if p == cycle[1] {
+					out = append(out, problemAt(d, d.prereqSpan(i), SeverityError, "prerequisite-cycle",
+						"Remove one prerequisite of the cycle.", "prerequisites form a cycle: %s", strings.Join(cycle, " → ")))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stronglyConnected returns the strongly connected components of graph,
+// visiting nodes in sorted order so the result is deterministic. It is
+// iterative, so long prerequisite chains cannot overflow the stack.
+func stronglyConnected(graph map[string][]string) [][]string {
+	ids := make([]string, 0, len(graph))
+	for id := range graph {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	index := map[string]int{}
+	low := map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var out [][]string
+	next := 0
+	type frame struct {
+		id string
+		i  int
+	}
+	for _, root := range ids {
+		if _, seen := index[root]; seen {
+			continue
+		}
+		work := []frame{{id: root}}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(work) > 0 {
+			f := &work[len(work)-1]
+			if f.i < len(graph[f.id]) {
+				w := graph[f.id][f.i]
+				f.i++
+				if _, seen := index[w]; !seen {
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					work = append(work, frame{id: w})
+				} else if onStack[w] {
+					low[f.id] = min(low[f.id], index[w])
+				}
+				continue
+			}
+			v := f.id
+			work = work[:len(work)-1]
+			if len(work) > 0 {
+				parent := work[len(work)-1].id
+				low[parent] = min(low[parent], low[v])
+			}
+			if low[v] == index[v] {
+				var scc []string
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					scc = append(scc, w)
+					if w == v {
+						break
+					}
+				}
+				slices.Sort(scc)
+				out = append(out, scc)
+			}
+		}
+	}
+	return out
+}
+
+// cyclePath returns a shortest cycle from start back to start inside the
+// component in, as a list that begins and ends with start.
+func cyclePath(start string, graph map[string][]string, in map[string]bool) []string {
+	prev := map[string]string{}
+	queue := []string{start}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, w := range graph[v] {
+			if !in[w] {
+				continue
+			}
+			if w == start {
+				path := []string{start}
+				for x := v; x != start; x = prev[x] {
+					path = append(path, x)
+				}
+				path = append(path, start)
+				slices.Reverse(path[1 : len(path)-1])
+				return path
+			}
+			if _, seen := prev[w]; !seen {
+				prev[w] = v
+				queue = append(queue, w)
+			}
+		}
+	}
+	return []string{start, start}
+}

@@ -1,0 +1,217 @@
+package registry
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+)
+
+// Document is one parsed SIP file: the definition it declares (nil when
+// the frontmatter could not be read at all), its Markdown body, and the
+// problems found in the file on its own.
+type Document struct {
+	Path     string
+	SIP      *SIP
+	Body     string
+	SHA256   string // hex digest of the file's bytes as stored
+	Problems []Problem
+
+	spans    map[string]Span // where each field's value is, by field path
+	fmLine   int             // line of the opening ---
+	prereqAt []Span          // where each prerequisites item is
+}
+
+// Span returns where the value of a top-level field is, or the opening
+// line of the frontmatter when the field is absent.
+func (d *Document) Span(field string) Span {
+	if s, ok := d.spans[field]; ok {
+		return s
+	}
+	return Span{Line: max(d.fmLine, 1), Column: 1, EndLine: max(d.fmLine, 1)}
+}
+
+// fileSpan is used for problems about the whole file.
+var fileSpan = Span{Line: 1, Column: 1, EndLine: 1}
+
+// yamlFormat makes adrg/frontmatter hand back the raw frontmatter bytes,
+// so they can be decoded into yaml.v3 nodes that keep line numbers.
+var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+	*(v.(*[]byte)) = data
+	return nil
+})
+
+var bom = []byte("\xef\xbb\xbf")
+
+// Parse reads one SIP file. It never fails: whatever is wrong with the file
+// is in the returned document's Problems.
+func Parse(path string, content []byte) *Document {
+	sum := sha256.Sum256(content)
+	doc := &Document{Path: path, SHA256: hex.EncodeToString(sum[:]), spans: map[string]Span{}}
+	ps := &problems{path: path}
+	defer func() { doc.Problems = ps.list }()
+
+	if len(content) > MaxFileSize {
+		ps.errorf("file-too-large", fileSpan, "Keep SIP files under 1 MiB.",
+			"file is %d bytes; the limit is %d", len(content), MaxFileSize)
+		return doc
+	}
+	content = bytes.TrimPrefix(content, bom)
+	if line, ok := checkText(content); !ok {
+		ps.errorf("file-encoding", Span{Line: line, Column: 1}, "Save the file as UTF-8 text.",
+			"file is not UTF-8 text (invalid byte or NUL at line %d)", line)
+		return doc
+	}
+	if bytes.IndexByte(content, '\r') >= 0 {
+		content = bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n"))
+		content = bytes.ReplaceAll(content, []byte("\r"), []byte("\n"))
+	}
+
+	open := openingLine(content)
+	if open == 0 {
+		ps.errorf("frontmatter-missing", fileSpan, "Start the file with a line `---`, the fields, and a closing `---`.",
+			"file does not start with YAML frontmatter (a first line `---`)")
+		doc.Body = string(content)
+		return doc
+	}
+	doc.fmLine = open
+	var fm []byte
+	body, err := frontmatter.MustParse(bytes.NewReader(content), &fm, yamlFormat)
+	if err != nil {
+		if errors.Is(err, frontmatter.ErrNotFound) {
+			ps.errorf("frontmatter-missing", Span{Line: open, Column: 1}, "Add a closing line `---` after the last field.",
+				"frontmatter opened at line %d is never closed", open)
+		} else {
+			ps.errorf("frontmatter-missing", Span{Line: open, Column: 1}, "", "cannot read frontmatter: %v", err)
+		}
+		return doc
+	}
+	doc.Body = string(body)
+
+	var root yaml.Node
+	if err := yaml.Unmarshal(fm, &root); err != nil {
+		line, msg := yamlErrorLine(err)
+		at := Span{Line: open, Column: 1}
+		if line > 0 {
+			at = Span{Line: open + line, Column: 1}
+		}
+		ps.errorf("yaml-syntax", at, "Fix the YAML; quote strings that contain `: ` or `#`, and indent with spaces, not tabs.", "%s", msg)
+		return doc
+	}
+	if root.Kind == 0 || len(root.Content) == 0 || isNull(root.Content[0]) {
+		ps.errorf("frontmatter-missing", Span{Line: open, Column: 1}, "Write the SIP's fields between the two `---` lines.",
+			"frontmatter is empty")
+		return doc
+	}
+	dec := newDecoder(ps, open+1)
+	doc.SIP = dec.decodeSIP(root.Content[0], doc)
+	if doc.SIP != nil {
+		doc.SIP.Description = describeBody(doc.Body)
+		if strings.TrimSpace(doc.Body) == "" {
+			ps.warnf("body-empty", Span{Line: open, Column: 1}, "Describe what the evaluation tests, how, and how it is scored.",
+				"the SIP has no Markdown body after its frontmatter")
+		}
+	}
+	return doc
+}
+
+// checkText reports whether content is UTF-8 without NUL bytes, and if not
+// the line of the first offending byte.
+func checkText(content []byte) (int, bool) {
+	bad := bytes.IndexByte(content, 0)
+	if utf8.Valid(content) && bad < 0 {
+		return 0, true
+	}
+	for i := 0; i < len(content); {
+		r, n := utf8.DecodeRune(content[i:])
+		if (r == utf8.RuneError && n == 1) || r == 0 {
+			bad = i
+			break
+		}
+		i += n
+	}
+	return bytes.Count(content[:max(bad, 0)], []byte("\n")) + 1, false
+}
+
+// openingLine returns the line number of the frontmatter's opening `---`
+// (blank lines may come first, as adrg/frontmatter allows), or 0.
+func openingLine(content []byte) int {
+	for line := 1; len(content) > 0; line++ {
+		var l []byte
+		l, content, _ = bytes.Cut(content, []byte("\n"))
+		switch strings.TrimSpace(string(l)) {
+		case "":
+			continue
+		case "---":
+			return line
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlErrorLine splits a yaml.v3 error into its line (0 if none) and a
+// message without the "yaml: " prefix.
+func yamlErrorLine(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, "YAML syntax error: " + m[2]
+	}
+	return 0, "YAML syntax error: " + strings.TrimPrefix(msg, "yaml: ")
+}
+
+// describeBody returns the first paragraph of a Markdown body, as one line,
+// for listings.
+func describeBody(body string) string {
+	var para []string
+	inFence := false
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		switch {
+		case inFence:
+		case t == "":
+			if len(para) > 0 {
+				return clip(strings.Join(para, " "), 300)
+			}
+		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, "<!--"), t == "---":
+			if len(para) > 0 {
+				return clip(strings.Join(para, " "), 300)
+			}
+		default:
+			para = append(para, t)
+		}
+	}
+	return clip(strings.Join(para, " "), 300)
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// String summarises a document for debugging.
+func (d *Document) String() string {
+	if d.SIP == nil {
+		return fmt.Sprintf("%s (unreadable)", d.Path)
+	}
+	return fmt.Sprintf("%s (SIP-%d %s)", d.Path, d.SIP.Number, d.SIP.ID)
+}

@@ -1,0 +1,134 @@
+package registry
+
+// Scope says what a rule needs to see to decide.
+type Scope string
+
+// Rule scopes.
+const (
+	ScopeFile       Scope = "file"       // one SIP file on its own
+	ScopeRepository Scope = "repository" // every SIP of the repository view
+	ScopeEdit       Scope = "edit"       // the view against a base revision
+)
+
+// Rule is one check of the engine. IDs are stable: tools and people match
+// on them, so a rule may be added but never renamed.
+type Rule struct {
+	ID       string
+	Severity Severity // the usual severity; a problem may carry another
+	Scope    Scope
+	Summary  string // one line: what the rule requires
+	Help     string // how to fix a violation
+}
+
+// Rules is the catalogue of every rule, in documentation order.
+var Rules = []Rule{
+	{"file-too-large", SeverityError, ScopeFile,
+		"A SIP file is at most 1 MiB.",
+		"Move long material out of the SIP or split the evaluation in two."},
+	{"file-encoding", SeverityError, ScopeFile,
+		"A SIP file is UTF-8 text without NUL bytes.",
+		"Save the file as UTF-8 text."},
+	{"frontmatter-missing", SeverityError, ScopeFile,
+		"A SIP file starts with YAML frontmatter between two `---` lines.",
+		"Put the fields between a first line `---` and a closing line `---`, then the Markdown body."},
+	{"yaml-syntax", SeverityError, ScopeFile,
+		"The frontmatter is valid YAML: no tabs in indentation, no duplicate keys, no runaway nesting or aliases.",
+		"Fix the YAML at the reported line; quote strings that contain `: `, `#` or start with a special character."},
+	{"field-required", SeverityError, ScopeFile,
+		"Every required field is present and not empty.",
+		"Add the field. Required: sip, id, name, module, type, status, author, created_at, updated_at, version, and executable.handler unless type is process."},
+	{"field-type", SeverityError, ScopeFile,
+		"Every field has the YAML type its definition requires (integer, string, list, map, number).",
+		"Write the value in the expected type, e.g. `sip: 12` (integer), `prerequisites: [poaw]` (list)."},
+	{"field-unknown", SeverityError, ScopeFile,
+		"Only documented fields appear in the frontmatter (unknown keys inside `config` are warnings).",
+		"Remove the field or correct its spelling; the message suggests the nearest known field."},
+	{"field-alias", SeverityWarning, ScopeFile,
+		"Deprecated spellings (`title` for `name`, SafeMolt handler names) are read but should be replaced.",
+		"Use the canonical name given in the message."},
+	{"field-conflict", SeverityError, ScopeFile,
+		"A field and its alias are not both given.",
+		"Keep only the canonical field (e.g. `name`, not `title`)."},
+	{"field-enum", SeverityError, ScopeFile,
+		"`type` and `status` take one of their listed values.",
+		"Use one of the values listed in the message."},
+	{"id-format", SeverityError, ScopeFile,
+		"`id` is kebab-case (`[a-z0-9]+(-[a-z0-9]+)*`) and at most 64 characters; `module` is a slug.",
+		"Lower-case the id and join words with single hyphens, e.g. `ai-safety-benchmark`."},
+	{"version-semver", SeverityError, ScopeFile,
+		"`version` is a semantic version string MAJOR.MINOR.PATCH.",
+		"Write the version as a string with three numbers, e.g. `version: \"1.0.0\"`."},
+	{"date-format", SeverityError, ScopeFile,
+		"`created_at` and `updated_at` are RFC 3339 timestamps or YYYY-MM-DD dates.",
+		"Write e.g. `2026-11-22` or `2026-11-22T10:00:00Z`."},
+	{"date-order", SeverityError, ScopeFile,
+		"`updated_at` is not before `created_at`.",
+		"Set updated_at to the time of the latest change, on or after created_at."},
+	{"handler-unknown", SeverityError, ScopeFile,
+		"`executable.handler` names a handler registered in the product.",
+		"Use one of the registered handlers listed in docs/rules.md (or the message's suggestion)."},
+	{"handler-type-mismatch", SeverityError, ScopeFile,
+		"The handler accepts the SIP's `type`; process SIPs have no handler.",
+		"Pick the handler made for this type, or change the type."},
+	{"config-invalid", SeverityError, ScopeFile,
+		"`config` satisfies the rules of the SIP's handler (questions, prompts, rubric, participants, timeouts).",
+		"Correct the value at the reported line as the message says."},
+	{"script-path-invalid", SeverityError, ScopeFile,
+		"`executable.script_path` is a relative path inside the repository.",
+		"Use a path such as `scripts/check.sh` with no `..` and no leading `/`, or omit the field."},
+	{"body-empty", SeverityWarning, ScopeFile,
+		"The Markdown body after the frontmatter describes the evaluation.",
+		"Write at least a heading and a paragraph describing what the evaluation tests."},
+	{"file-name-mismatch", SeverityError, ScopeRepository,
+		"The file is named `SIP-<sip>.md` after its own number.",
+		"Rename the file to match `sip`, or correct `sip`."},
+	{"sip-duplicate", SeverityError, ScopeRepository,
+		"No two SIPs share a number.",
+		"Take the next free number (`sip new` picks it) and rename the file to match."},
+	{"id-duplicate", SeverityError, ScopeRepository,
+		"No two SIPs share an id.",
+		"Choose an id that no other SIP uses."},
+	{"prerequisite-missing", SeverityError, ScopeRepository,
+		"Every prerequisite names the id of a SIP in the repository.",
+		"Use the evaluation's id (e.g. `poaw`), not its number or name."},
+	{"prerequisite-duplicate", SeverityWarning, ScopeRepository,
+		"A prerequisite is listed once.",
+		"Remove the repeated entry."},
+	{"prerequisite-cycle", SeverityError, ScopeRepository,
+		"Prerequisites form no cycle, and no SIP requires itself.",
+		"Remove one prerequisite of the cycle shown in the message."},
+	{"prerequisite-status", SeverityError, ScopeRepository,
+		"An active SIP requires only active SIPs, and a prerequisite is an evaluation, not a process SIP.",
+		"Activate the prerequisite first, or keep this SIP in draft."},
+	{"sip-renumbered", SeverityError, ScopeEdit,
+		"`sip` never changes once merged.",
+		"Restore the merged number; a new number means a new SIP file."},
+	{"id-changed", SeverityError, ScopeEdit,
+		"`id` never changes once merged (results and prerequisites refer to it).",
+		"Restore the merged id."},
+	{"version-not-bumped", SeverityError, ScopeEdit,
+		"A changed SIP raises `version` (semver greater than the base).",
+		"Raise PATCH for wording, MINOR for new material, MAJOR for changes that invalidate past results."},
+	{"updated-at-not-advanced", SeverityError, ScopeEdit,
+		"A changed SIP moves `updated_at` forward.",
+		"Set updated_at to the time of this change (use a full timestamp for a second change on the same day)."},
+	{"status-transition", SeverityError, ScopeEdit,
+		"Status moves only draft → active → deprecated, or draft → deprecated.",
+		"Restore the previous status; a deprecated SIP stays deprecated."},
+	{"sip-deleted", SeverityError, ScopeEdit,
+		"A merged SIP file is never deleted.",
+		"Restore the file and set `status: deprecated` instead."},
+	{"number-collision", SeverityError, ScopeEdit,
+		"A new SIP's number is not claimed by another open pull request.",
+		"Take the next number that no open pull request claims."},
+}
+
+// RuleByID returns the rule with the given id.
+func RuleByID(id string) (Rule, bool) {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}

@@ -1,0 +1,158 @@
+package registry
+
+import "time"
+
+// Type is the kind of evaluation a SIP defines.
+type Type string
+
+// The SIP types of CONTRACT section 1.
+const (
+	TypeProcess            Type = "process"
+	TypeSimplePassFail     Type = "simple_pass_fail"
+	TypeComplexBenchmark   Type = "complex_benchmark"
+	TypeProctored          Type = "proctored"
+	TypeLiveClassWork      Type = "live_class_work"
+	TypeAgentCertification Type = "agent_certification"
+)
+
+// Types lists every valid Type in documentation order.
+var Types = []Type{TypeProcess, TypeSimplePassFail, TypeComplexBenchmark, TypeProctored, TypeLiveClassWork, TypeAgentCertification}
+
+// IsEvaluation reports whether agents can register for SIPs of this type.
+// Process SIPs are documents, not evaluations.
+func (t Type) IsEvaluation() bool { return t != TypeProcess && t != "" }
+
+// Status is the lifecycle state of a SIP.
+type Status string
+
+// The SIP statuses. A SIP moves only draft → active → deprecated, or
+// draft → deprecated.
+const (
+	StatusDraft      Status = "draft"
+	StatusActive     Status = "active"
+	StatusDeprecated Status = "deprecated"
+)
+
+// Statuses lists every valid Status in lifecycle order.
+var Statuses = []Status{StatusDraft, StatusActive, StatusDeprecated}
+
+// CanBecome reports whether a SIP in status s may move to status next.
+func (s Status) CanBecome(next Status) bool {
+	switch {
+	case s == next:
+		return true
+	case s == StatusDraft:
+		return next == StatusActive || next == StatusDeprecated
+	case s == StatusActive:
+		return next == StatusDeprecated
+	}
+	return false
+}
+
+// SIP is the definition a SIP document declares, normalised: aliases are
+// resolved, dates parsed, and the handler's config decoded into its typed
+// form. Fields a document got wrong keep their zero value; the problems
+// that say why are reported beside it.
+type SIP struct {
+	Number        int       `json:"sip"`
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	Module        string    `json:"module"`
+	Type          Type      `json:"type"`
+	Status        Status    `json:"status"`
+	Prerequisites []string  `json:"prerequisites"`
+	Author        string    `json:"author"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	Version       string    `json:"version"`
+	Points        float64   `json:"points"`
+	AdaptedFrom   string    `json:"adapted_from,omitempty"`
+	Handler       string    `json:"handler,omitempty"`
+	ScriptPath    string    `json:"script_path,omitempty"`
+	Config        Config    `json:"config"`
+	// Description is the first paragraph of the body, for listings.
+	Description string `json:"description"`
+}
+
+// Config is a SIP's `config` map: the raw values, plus the typed form that
+// the SIP's handler decoded (at most one of the typed fields is set).
+type Config struct {
+	// Raw is the whole map as JSON-compatible values, for storage.
+	Raw map[string]any `json:"raw,omitempty"`
+	// ValidDays, when > 0, makes a pass expire after that many days.
+	ValidDays int `json:"valid_days,omitempty"`
+
+	PoAW          *PoAWConfig          `json:"poaw,omitempty"`
+	Benchmark     *BenchmarkConfig     `json:"benchmark,omitempty"`
+	Certification *CertificationConfig `json:"certification,omitempty"`
+	Collaboration *CollaborationConfig `json:"collaboration,omitempty"`
+}
+
+// PoAWConfig configures the Proof of Agentic Work handler.
+type PoAWConfig struct {
+	TimeoutSeconds int `json:"timeout_seconds"`
+}
+
+// BenchmarkConfig configures the benchmark handler.
+type BenchmarkConfig struct {
+	Questions []Question `json:"questions"`
+	// PassingScore is a percentage of the total points, 0–100.
+	PassingScore float64 `json:"passing_score"`
+	// TimeLimitMinutes bounds an attempt from start to submit.
+	TimeLimitMinutes int `json:"time_limit_minutes"`
+}
+
+// Question is one benchmark question. With Choices it is multiple choice
+// and Answer is one of them; without, it is free response.
+type Question struct {
+	ID      string   `json:"id"`
+	Prompt  string   `json:"prompt"`
+	Choices []string `json:"choices,omitempty"`
+	Answer  string   `json:"answer,omitempty"`
+	Points  float64  `json:"points"`
+	Rubric  string   `json:"rubric,omitempty"`
+}
+
+// MultipleChoice reports whether q is graded by comparing with Answer.
+func (q Question) MultipleChoice() bool { return len(q.Choices) > 0 }
+
+// CertificationConfig configures the agent certification handler.
+type CertificationConfig struct {
+	Prompts              []Prompt    `json:"prompts"`
+	Rubric               []RubricRow `json:"rubric"`
+	PassingScore         float64     `json:"passing_score"`
+	NonceValidityMinutes int         `json:"nonce_validity_minutes"`
+}
+
+// Prompt is one certification prompt: a conversation the agent continues.
+type Prompt struct {
+	ID          string    `json:"id"`
+	Category    string    `json:"category"`
+	Description string    `json:"description"`
+	Messages    []Message `json:"messages"`
+	Should      []string  `json:"should"`
+}
+
+// Message is one turn of a prompt's conversation.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// RubricRow scores one prompt.
+type RubricRow struct {
+	PromptID string  `json:"prompt_id"`
+	Criteria string  `json:"criteria"`
+	Weight   float64 `json:"weight"`
+	MaxScore float64 `json:"max_score"`
+}
+
+// CollaborationConfig configures live class work sessions.
+type CollaborationConfig struct {
+	MinParticipants int  `json:"min_participants"`
+	MaxParticipants int  `json:"max_participants"`
+	DurationMinutes int  `json:"duration_minutes"`
+	SharedGrade     bool `json:"shared_grade"`
+	// Problem is the task the participants work on together.
+	Problem string `json:"problem,omitempty"`
+}

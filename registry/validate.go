@@ -1,0 +1,172 @@
+package registry
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Options selects the rules beyond a plain repository check.
+type Options struct {
+	// Base, when set, is the same repository at the base revision; the
+	// edit rules compare against it.
+	Base *Snapshot
+	// Claimed maps SIP numbers claimed elsewhere (other open pull
+	// requests) to who claims them, e.g. "pull request #12".
+	Claimed map[int]string
+}
+
+// Snapshot is a set of parsed SIP documents at one revision.
+type Snapshot struct {
+	Name string // for messages, e.g. "origin/main" or "base a1b2c3d"
+	Docs []*Document
+}
+
+// Validate checks a whole repository view: every file's own problems, then
+// the rules across files, then the edit rules against opts.Base and the
+// numbers claimed elsewhere. Problems come back in their stable order.
+func Validate(docs []*Document, opts Options) []Problem {
+	var out []Problem
+	for _, d := range docs {
+		out = append(out, d.Problems...)
+	}
+	out = append(out, repositoryProblems(docs)...)
+	if opts.Base != nil {
+		out = append(out, editProblems(opts.Base, docs)...)
+	}
+	out = append(out, collisionProblems(opts, docs)...)
+	SortProblems(out)
+	return out
+}
+
+func problemAt(d *Document, at Span, sev Severity, rule, hint, format string, args ...any) Problem {
+	return Problem{
+		Path: d.Path, Line: at.Line, Column: at.Column, EndLine: max(at.EndLine, at.Line),
+		Severity: sev, Rule: rule, Hint: hint, Message: fmt.Sprintf(format, args...),
+	}
+}
+
+// FileName is the file name a SIP with number n must have.
+func FileName(n int) string { return "SIP-" + strconv.Itoa(n) + ".md" }
+
+func repositoryProblems(docs []*Document) []Problem {
+	var out []Problem
+	byNumber := map[int][]*Document{}
+	byID := map[string][]*Document{}
+	for _, d := range docs {
+		if d.SIP == nil {
+			continue
+		}
+		if n := d.SIP.Number; n > 0 {
+			byNumber[n] = append(byNumber[n], d)
+			if want := FileName(n); path.Base(d.Path) != want {
+				out = append(out, problemAt(d, d.Span("sip"), SeverityError, "file-name-mismatch",
+					"Rename the file to "+want+", or correct sip.",
+					"file %s declares sip %d; it must be named %s", path.Base(d.Path), n, want))
+			}
+		}
+		if d.SIP.ID != "" {
+			byID[d.SIP.ID] = append(byID[d.SIP.ID], d)
+		}
+	}
+	for n, group := range byNumber {
+		for _, d := range group {
+			if others := otherPlaces(group, d, "sip"); others != "" {
+				out = append(out, problemAt(d, d.Span("sip"), SeverityError, "sip-duplicate",
+					"Take a free number; `sip new` picks the next one.", "SIP number %d is also used by %s", n, others))
+			}
+		}
+	}
+	for id, group := range byID {
+		for _, d := range group {
+			if others := otherPlaces(group, d, "id"); others != "" {
+				out = append(out, problemAt(d, d.Span("id"), SeverityError, "id-duplicate",
+					"Choose an id no other SIP uses.", "id %q is also used by %s", id, others))
+			}
+		}
+	}
+	out = append(out, prerequisiteProblems(docs, byID)...)
+	return out
+}
+
+func otherPlaces(group []*Document, self *Document, field string) string {
+	var places []string
+	for _, o := range group {
+		if o != self {
+			places = append(places, fmt.Sprintf("%s:%d", o.Path, o.Span(field).Line))
+		}
+	}
+	return strings.Join(places, ", ")
+}
+
+func prerequisiteProblems(docs []*Document, byID map[string][]*Document) []Problem {
+	var out []Problem
+	byNumber := map[int]string{}
+	var ids []string
+	for id, g := range byID {
+		ids = append(ids, id)
+		byNumber[g[0].SIP.Number] = id
+	}
+	slices.Sort(ids)
+	for _, d := range docs {
+		if d.SIP == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for i, p := range d.SIP.Prerequisites {
+			at := d.prereqSpan(i)
+			if seen[p] {
+				out = append(out, problemAt(d, at, SeverityWarning, "prerequisite-duplicate", "Remove the repeated entry.",
+					"prerequisite %q is listed more than once", p))
+				continue
+			}
+			seen[p] = true
+			if p == d.SIP.ID {
+				out = append(out, problemAt(d, at, SeverityError, "prerequisite-cycle", "Remove it: a SIP cannot require itself.",
+					"%s requires itself", p))
+				continue
+			}
+			target, ok := byID[p]
+			if !ok {
+				hint := "Prerequisites are evaluation ids, e.g. `poaw`."
+				if id := guessID(p, byNumber, ids); id != "" {
+					hint = "Did you mean " + id + "?"
+				}
+				out = append(out, problemAt(d, at, SeverityError, "prerequisite-missing", hint,
+					"prerequisite %q is not the id of any SIP", p))
+				continue
+			}
+			t := target[0].SIP
+			switch {
+			case !t.Type.IsEvaluation() && t.Type != "":
+				out = append(out, problemAt(d, at, SeverityError, "prerequisite-status", "Require evaluations only.",
+					"prerequisite %q is a process SIP, which nobody can pass", p))
+			case d.SIP.Status == StatusActive && (t.Status == StatusDraft || t.Status == StatusDeprecated):
+				out = append(out, problemAt(d, at, SeverityError, "prerequisite-status",
+					"Activate "+p+" first, or keep this SIP in draft.",
+					"active SIP requires %q, which is %s", p, t.Status))
+			}
+		}
+	}
+	out = append(out, cycleProblems(docs, byID)...)
+	return out
+}
+
+// guessID maps a mistaken prerequisite (a number, "SIP-N", a near-miss) to
+// the id it probably means.
+func guessID(p string, byNumber map[int]string, ids []string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(p), "sip-"), "sip")
+	if n, err := strconv.Atoi(s); err == nil {
+		return byNumber[n]
+	}
+	return suggest(p, ids)
+}
+
+func (d *Document) prereqSpan(i int) Span {
+	if i < len(d.prereqAt) {
+		return d.prereqAt[i]
+	}
+	return d.Span("prerequisites")
+}
