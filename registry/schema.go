@@ -318,9 +318,12 @@ func (d *decoder) scriptPath(at *yaml.Node, p string) string {
 	case p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || (len(p) > 1 && p[1] == ':'):
 		d.ps.errorf("script-path-invalid", d.span(at), "Use a path relative to the repository root.",
 			"script_path %q is not a relative path", p)
-	case path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." || p == ".":
-		d.ps.errorf("script-path-invalid", d.span(at), "Write the path without `..`, `.` or doubled slashes.",
-			"script_path %q must stay inside the repository in clean form (%q)", p, path.Clean(p))
+	case p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(path.Clean(p), "../"):
+		d.ps.errorf("script-path-invalid", d.span(at), "Point at a file inside the repository, without `..`.",
+			"script_path %q leaves the repository", p)
+	case path.Clean(p) != p || p == ".":
+		d.ps.errorf("script-path-invalid", d.span(at), "Write it as "+path.Clean(p)+".",
+			"script_path %q is not a clean path (no `.`, `..` or doubled slashes)", p)
 	default:
 		return p
 	}

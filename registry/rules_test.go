@@ -1,0 +1,167 @@
+package registry_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// An example is the documented case of one rule: files that break it, the
+// files that fix it, and optionally a base revision and claimed numbers.
+// They live in testdata/rules/<rule>.txtar, and docs/rules.md is generated
+// from them, so every documented example is known to behave as described.
+type example struct {
+	comment string
+	bad     map[string][]byte
+	fix     map[string][]byte // bad with these files replaced (or deleted)
+	base    map[string][]byte // nil: no edit rules
+	claimed map[int]string
+}
+
+func loadExample(t *testing.T, rule string) example {
+	t.Helper()
+	ar, err := txtar.ParseFile(filepath.Join("testdata", "rules", rule+".txtar"))
+	if err != nil {
+		t.Fatalf("rule %s has no example: %v", rule, err)
+	}
+	ex := example{comment: strings.TrimSpace(string(ar.Comment)), bad: map[string][]byte{}, fix: map[string][]byte{}}
+	for _, f := range ar.Files {
+		data := expandExample(f.Data)
+		switch {
+		case f.Name == "claimed":
+			ex.claimed = map[int]string{}
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				n, who, _ := strings.Cut(line, " ")
+				num, _ := strconv.Atoi(n)
+				ex.claimed[num] = who
+			}
+		case strings.HasPrefix(f.Name, "fix/"):
+			ex.fix[strings.TrimPrefix(f.Name, "fix/")] = data
+		case strings.HasPrefix(f.Name, "base/"):
+			if ex.base == nil {
+				ex.base = map[string][]byte{}
+			}
+			ex.base[strings.TrimPrefix(f.Name, "base/")] = data
+		default:
+			ex.bad[f.Name] = data
+		}
+	}
+	return ex
+}
+
+// expandExample turns the placeholders that txtar cannot hold into bytes:
+// \xe9 into a Latin-1 byte, PAD_TO_LIMIT into padding past MaxFileSize.
+func expandExample(data []byte) []byte {
+	data = bytes.ReplaceAll(data, []byte(`\xe9`), []byte{0xe9})
+	if i := bytes.Index(data, []byte("PAD_TO_LIMIT\n")); i >= 0 {
+		data = append(data[:i:i], bytes.Repeat([]byte("x"), registry.MaxFileSize+1-i)...)
+	}
+	return data
+}
+
+func (ex example) fixed() map[string][]byte {
+	out := map[string][]byte{}
+	for p, c := range ex.bad {
+		out[p] = c
+	}
+	for p, c := range ex.fix {
+		if string(c) == "DELETE\n" {
+			delete(out, p)
+		} else {
+			out[p] = c
+		}
+	}
+	return out
+}
+
+func validateFiles(files, base map[string][]byte, claimed map[int]string) []registry.Problem {
+	opts := registry.Options{Claimed: claimed}
+	if base != nil {
+		opts.Base = &registry.Snapshot{Name: "base", Docs: registry.ParseFiles(toFiles(base))}
+	}
+	return registry.Validate(registry.ParseFiles(toFiles(files)), opts)
+}
+
+func toFiles(m map[string][]byte) []registry.File {
+	var out []registry.File
+	for p, c := range m {
+		out = append(out, registry.File{Path: p, Content: c})
+	}
+	slices.SortFunc(out, func(a, b registry.File) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+func TestRuleExamples(t *testing.T) {
+	t.Parallel()
+	for _, rule := range registry.Rules {
+		t.Run(rule.ID, func(t *testing.T) {
+			t.Parallel()
+			ex := loadExample(t, rule.ID)
+			bad := validateFiles(ex.bad, ex.base, ex.claimed)
+			if !slices.ContainsFunc(bad, func(p registry.Problem) bool { return p.Rule == rule.ID }) {
+				t.Errorf("example does not trigger %s; got %v", rule.ID, bad)
+			}
+			for _, p := range bad {
+				if p.Rule == rule.ID && (p.Line < 1 || p.Message == "" || p.Hint == "") {
+					t.Errorf("problem lacks a line, message or hint: %+v", p)
+				}
+			}
+			for _, p := range validateFiles(ex.fixed(), ex.base, ex.claimed) {
+				if p.Rule == rule.ID || p.Severity == registry.SeverityError {
+					t.Errorf("fix still has a problem: %v", p)
+				}
+			}
+		})
+	}
+}
+
+func TestEveryExampleIsARule(t *testing.T) {
+	t.Parallel()
+	names, _ := filepath.Glob(filepath.Join("testdata", "rules", "*.txtar"))
+	for _, n := range names {
+		id := strings.TrimSuffix(filepath.Base(n), ".txtar")
+		if _, ok := registry.RuleByID(id); !ok {
+			t.Errorf("%s documents a rule that does not exist", n)
+		}
+	}
+}
+
+func TestContractRuleIDs(t *testing.T) {
+	t.Parallel()
+	// The ids CONTRACT section 1 promises.
+	for _, id := range strings.Fields(`yaml-syntax frontmatter-missing field-required field-type field-unknown
+		field-enum id-format version-semver date-format file-name-mismatch sip-duplicate id-duplicate
+		prerequisite-missing prerequisite-cycle prerequisite-status handler-unknown handler-type-mismatch
+		config-invalid script-path-invalid sip-renumbered id-changed version-not-bumped
+		updated-at-not-advanced status-transition sip-deleted number-collision`) {
+		if _, ok := registry.RuleByID(id); !ok {
+			t.Errorf("rule %s is missing from the catalogue", id)
+		}
+	}
+}
+
+func TestRulesDocIsCurrent(t *testing.T) {
+	got := renderRulesDoc(t)
+	path := filepath.Join("..", "docs", "rules.md")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/rules.md is out of date; run: go test ./registry -run TestRulesDocIsCurrent -update")
+	}
+}
