@@ -28,15 +28,21 @@ func cycleProblems(docs []*Document, byID map[string][]*Document) []Problem {
 		for _, id := range scc {
 			in[id] = true
 		}
+		// One shortest cycle serves every member on it (rotated); only
+		// members off it need a search of their own.
+		first := cyclePath(scc[0], graph, in)
+		pos := map[string]int{}
+		for i, id := range first[:len(first)-1] {
+			pos[id] = i
+		}
+		ring := first[:len(first)-1]
 		for _, id := range scc {
 			d := node[id]
-			cycle := cyclePath(id, graph, in)
-			for i, p := range d.SIP.Prerequisites {
-				if p == cycle[1] {
-					out = append(out, problemAt(d, d.prereqSpan(i), SeverityError, "prerequisite-cycle",
-						"Remove one prerequisite of the cycle.", "prerequisites form a cycle: %s", strings.Join(cycle, " → ")))
-					break
-				}
+			if i, ok := pos[id]; ok {
+				out = append(out, cycleProblem(d, ring, i))
+			} else {
+				c := cyclePath(id, graph, in)
+				out = append(out, cycleProblem(d, c[:len(c)-1], 0))
 			}
 		}
 	}
@@ -140,4 +146,39 @@ func cyclePath(start string, graph map[string][]string, in map[string]bool) []st
 		}
 	}
 	return []string{start, start}
+}
+
+// cycleProblem reports the cycle ring, read from position i, at d's
+// prerequisite that continues it.
+func cycleProblem(d *Document, ring []string, i int) Problem {
+	n := len(ring)
+	at := func(k int) string { return ring[(i+k)%n] }
+	var parts []string
+	const keep = 4
+	if n <= 2*keep {
+		for k := 0; k <= n; k++ {
+			parts = append(parts, at(k))
+		}
+	} else {
+		for k := 0; k < keep; k++ {
+			parts = append(parts, at(k))
+		}
+		parts = append(parts, "…")
+		for k := n - keep + 1; k <= n; k++ {
+			parts = append(parts, at(k))
+		}
+	}
+	msg := strings.Join(parts, " → ")
+	if n > 2*keep {
+		msg += " (" + itoa(n) + " SIPs)"
+	}
+	span := d.Span("prerequisites")
+	for j, p := range d.SIP.Prerequisites {
+		if p == at(1) {
+			span = d.prereqSpan(j)
+			break
+		}
+	}
+	return problemAt(d, span, SeverityError, "prerequisite-cycle", "Remove one prerequisite of the cycle.",
+		"prerequisites form a cycle: %s", msg)
 }

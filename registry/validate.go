@@ -28,6 +28,8 @@ type Snapshot struct {
 // the rules across files, then the edit rules against opts.Base and the
 // numbers claimed elsewhere. Problems come back in their stable order.
 func Validate(docs []*Document, opts Options) []Problem {
+	// Decide "first" by path, never by the order files were read in.
+	docs = slices.SortedStableFunc(slices.Values(docs), func(a, b *Document) int { return strings.Compare(a.Path, b.Path) })
 	var out []Problem
 	for _, d := range docs {
 		out = append(out, d.Problems...)

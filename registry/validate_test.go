@@ -1,0 +1,138 @@
+package registry_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+func sipFile(n int, id, status string, prereqs ...string) registry.File {
+	s := strings.Replace(validSIP, "sip: 2", fmt.Sprintf("sip: %d", n), 1)
+	s = strings.Replace(s, "id: poaw", "id: "+id, 1)
+	s = strings.Replace(s, "status: active", "status: "+status, 1)
+	if len(prereqs) > 0 {
+		s = strings.Replace(s, "author:", "prerequisites: ["+strings.Join(prereqs, ", ")+"]\nauthor:", 1)
+	}
+	return registry.File{Path: fmt.Sprintf("evaluations/SIP-%d.md", n), Content: []byte(s)}
+}
+
+func rules(ps []registry.Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Rule+"@"+p.Path)
+	}
+	return out
+}
+
+func TestBundledEvaluationsAreValid(t *testing.T) {
+	t.Parallel()
+	files, err := registry.ReadFS(os.DirFS("../evaluations"), ".", "evaluations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := registry.ParseFiles(files)
+	for _, p := range registry.Validate(docs, registry.Options{}) {
+		t.Errorf("%v", p)
+	}
+	types := map[registry.Type]bool{}
+	for _, d := range docs {
+		types[d.SIP.Type] = true
+	}
+	for _, typ := range registry.Types {
+		if !types[typ] {
+			t.Errorf("no bundled SIP of type %s", typ)
+		}
+	}
+}
+
+func TestValidateOrderIsStable(t *testing.T) {
+	t.Parallel()
+	files := []registry.File{
+		sipFile(3, "c", "active", "missing", "a"),
+		sipFile(1, "a", "active", "b"),
+		sipFile(2, "b", "draft", "a"),
+		sipFile(2, "b", "active"),
+	}
+	files[3].Path = "evaluations/SIP-9.md"
+	want := registry.Validate(registry.ParseFiles(files), registry.Options{})
+	if len(want) < 6 {
+		t.Fatalf("want every problem, got %v", rules(want))
+	}
+	for range 20 {
+		shuffled := slices.Clone(files)
+		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		got := registry.Validate(registry.ParseFiles(shuffled), registry.Options{})
+		if !slices.Equal(got, want) {
+			t.Fatalf("order depends on input order:\n%v\n%v", rules(got), rules(want))
+		}
+	}
+}
+
+func TestCycleMessageNamesThePath(t *testing.T) {
+	t.Parallel()
+	ps := registry.Validate(registry.ParseFiles([]registry.File{
+		sipFile(1, "a", "active", "b"),
+		sipFile(2, "b", "active", "c"),
+		sipFile(3, "c", "active", "a"),
+		sipFile(4, "d", "active", "a"),
+	}), registry.Options{})
+	var msgs []string
+	for _, p := range ps {
+		if p.Rule == "prerequisite-cycle" {
+			msgs = append(msgs, p.Path+": "+p.Message)
+		}
+	}
+	want := []string{
+		"evaluations/SIP-1.md: prerequisites form a cycle: a → b → c → a",
+		"evaluations/SIP-2.md: prerequisites form a cycle: b → c → a → b",
+		"evaluations/SIP-3.md: prerequisites form a cycle: c → a → b → c",
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("got %q, want %q", msgs, want)
+	}
+}
+
+func TestLongPrerequisiteChain(t *testing.T) {
+	t.Parallel()
+	var files []registry.File
+	const n = 5000
+	for i := 1; i <= n; i++ {
+		pre := []string{fmt.Sprintf("s%d", i+1)}
+		if i == n {
+			pre = []string{"s1"} // close one long cycle
+		}
+		files = append(files, sipFile(i, fmt.Sprintf("s%d", i), "active", pre...))
+	}
+	ps := registry.Validate(registry.ParseFiles(files), registry.Options{})
+	if got := len(ps); got != n {
+		t.Fatalf("want %d cycle problems, got %d", n, got)
+	}
+}
+
+func TestNumberCollision(t *testing.T) {
+	t.Parallel()
+	head := registry.ParseFiles([]registry.File{sipFile(1, "a", "active"), sipFile(2, "b", "active")})
+	base := &registry.Snapshot{Name: "main", Docs: registry.ParseFiles([]registry.File{sipFile(1, "a", "active")})}
+	claimed := map[int]string{1: "pull request #7", 2: "pull request #8"}
+	got := rules(registry.Validate(head, registry.Options{Base: base, Claimed: claimed}))
+	// SIP-1 is merged: the other pull request is the one that collides.
+	if want := []string{"number-collision@evaluations/SIP-2.md"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestEditRulesFollowMovedFiles(t *testing.T) {
+	t.Parallel()
+	moved := sipFile(2, "b", "active")
+	moved.Path = "evaluations/sub/SIP-2.md"
+	base := &registry.Snapshot{Name: "main", Docs: registry.ParseFiles([]registry.File{sipFile(2, "b", "active")})}
+	got := rules(registry.Validate(registry.ParseFiles([]registry.File{moved}), registry.Options{Base: base}))
+	if len(got) != 0 {
+		t.Errorf("a moved, unchanged file is not an edit: %v", got)
+	}
+}
