@@ -29,7 +29,7 @@ const (
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+var version = "0.1.0-dev"
 
 // env is the part of the process a command may use: its streams, its
 // environment, and its working directory. Tests build one by hand.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
 
@@ -35,7 +36,7 @@ func writeSARIF(w io.Writer, r Result, tool Tool) error {
 	}
 	for _, rule := range registry.Rules {
 		d := run.AddRule(rule.ID).
-			WithName(rule.ID).
+			WithName(pascal(rule.ID)).
 			WithShortDescription(sarif.NewMultiformatMessageString(rule.Summary)).
 			WithFullDescription(sarif.NewMultiformatMessageString(rule.Summary)).
 			WithHelp(sarif.NewMultiformatMessageString(rule.Help)).
@@ -50,7 +51,7 @@ func writeSARIF(w io.Writer, r Result, tool Tool) error {
 		if p.Hint != "" {
 			text += ". " + p.Hint
 		}
-		loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(p.Path)))
+		loc := sarif.NewPhysicalLocation().WithArtifactLocation(artifact(p.Path))
 		if p.Line > 0 {
 			region := sarif.NewRegion().WithStartLine(p.Line).WithEndLine(max(p.EndLine, p.Line))
 			if p.Column > 0 {
@@ -68,7 +69,23 @@ func writeSARIF(w io.Writer, r Result, tool Tool) error {
 	return log.PrettyWrite(w)
 }
 
-// fileURI turns a path as printed into a relative URI reference.
-func fileURI(p string) string {
-	return (&url.URL{Path: filepath.ToSlash(p)}).String()
+// artifact locates a file: an absolute path as a file: URI, a relative
+// one as a reference against the root of the source tree (%SRCROOT%).
+func artifact(p string) *sarif.ArtifactLocation {
+	p = filepath.ToSlash(p)
+	if strings.HasPrefix(p, "/") {
+		return sarif.NewSimpleArtifactLocation((&url.URL{Scheme: "file", Path: p}).String())
+	}
+	return sarif.NewSimpleArtifactLocation((&url.URL{Path: p}).String()).WithUriBaseId("%SRCROOT%")
+}
+
+// pascal turns a rule id into the SARIF rule name, e.g. FileTooLarge.
+func pascal(id string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(id, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
 }
