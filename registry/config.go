@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -124,7 +123,7 @@ func (o *object) items(key string, known []string) []*object {
 	}
 	var out []*object
 	for i, item := range list {
-		it, ok := o.d.object(item, fmt.Sprintf("%s[%d]", o.field(key), i), 3)
+		it, ok := o.d.object(item, o.field(key).item(i), 3)
 		if !ok {
 			continue
 		}
@@ -152,7 +151,7 @@ func (o *object) strings(key string, required bool) []string {
 	}
 	out := make([]string, 0, len(list))
 	for i, item := range list {
-		if s, ok := o.d.str(item, fmt.Sprintf("%s[%d]", o.field(key), i)); ok {
+		if s, ok := o.d.str(item, o.field(key).item(i)); ok {
 			out = append(out, s)
 		}
 	}
@@ -189,7 +188,7 @@ func decodeCollaboration(d *decoder, cfg *object, _ *yaml.Node, out *Config, at 
 	c.MinParticipants = cfg.intIn("min_participants", 2, math.MaxInt32, 0, true)
 	c.MaxParticipants = c.MinParticipants
 	if v := cfg.get("max_participants"); v != nil {
-		if n, ok := d.integer(v, "config.max_participants"); ok {
+		if n, ok := d.integer(v, cfg.field("max_participants")); ok {
 			if c.MinParticipants > 0 && n < c.MinParticipants {
 				d.ps.errorf("config-invalid", d.span(v), "Make max_participants at least min_participants.",
 					"config.max_participants (%d) is less than config.min_participants (%d)", n, c.MinParticipants)
@@ -202,7 +201,7 @@ func decodeCollaboration(d *decoder, cfg *object, _ *yaml.Node, out *Config, at 
 	}
 	c.DurationMinutes = cfg.intIn("duration_minutes", 1, 7*24*60, 0, true)
 	if v := cfg.get("shared_grade"); v != nil {
-		if b, ok := d.boolean(v, "config.shared_grade"); ok {
+		if b, ok := d.boolean(v, cfg.field("shared_grade")); ok {
 			c.SharedGrade = b
 		}
 	}

@@ -114,16 +114,16 @@ func kindName(n *yaml.Node) string {
 	return "a value"
 }
 
-func (d *decoder) typeError(n *yaml.Node, field, want string) {
-	hint := "Write " + field + " as " + want + "."
+func (d *decoder) typeError(n *yaml.Node, field name, want string) {
+	hint := "Write " + field.String() + " as " + want + "."
 	if n.Kind == yaml.ScalarNode && want == "a string" {
-		hint = "Quote the value: " + field + ": \"" + n.Value + "\"."
+		hint = "Quote the value: " + field.key + ": \"" + n.Value + "\"."
 	}
 	d.ps.errorf("field-type", d.span(n), hint, "%s must be %s, not %s", field, want, kindName(n))
 }
 
 // str reads a string scalar. Timestamps are accepted as their text.
-func (d *decoder) str(n *yaml.Node, field string) (string, bool) {
+func (d *decoder) str(n *yaml.Node, field name) (string, bool) {
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!timestamp") {
 		d.typeError(n, field, "a string")
 		return "", false
@@ -132,17 +132,16 @@ func (d *decoder) str(n *yaml.Node, field string) (string, bool) {
 }
 
 // integer reads an integer scalar.
-func (d *decoder) integer(n *yaml.Node, field string) (int, bool) {
+func (d *decoder) integer(n *yaml.Node, field name) (int, bool) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-		var v int64
-		if err := n.Decode(&v); err == nil && v >= math.MinInt32 && v <= math.MaxInt32 {
+		if v, ok := scalarInt(n); ok && v >= math.MinInt32 && v <= math.MaxInt32 {
 			return int(v), true
 		}
 		d.ps.errorf("field-type", d.span(n), "Use a smaller integer.", "%s: %s is out of range", field, n.Value)
 		return 0, false
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
-		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < math.MaxInt32 {
+		if f, ok := scalarFloat(n); ok && f == math.Trunc(f) && math.Abs(f) < math.MaxInt32 {
 			return int(f), true
 		}
 	}
@@ -151,10 +150,9 @@ func (d *decoder) integer(n *yaml.Node, field string) (int, bool) {
 }
 
 // number reads an integer or floating-point scalar.
-func (d *decoder) number(n *yaml.Node, field string) (float64, bool) {
+func (d *decoder) number(n *yaml.Node, field name) (float64, bool) {
 	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
-		var v float64
-		if err := n.Decode(&v); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if v, ok := scalarFloat(n); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			return v, true
 		}
 	}
@@ -162,10 +160,35 @@ func (d *decoder) number(n *yaml.Node, field string) (float64, bool) {
 	return 0, false
 }
 
-func (d *decoder) boolean(n *yaml.Node, field string) (bool, bool) {
+// scalarInt and scalarFloat read the common decimal forms directly and
+// leave YAML's other spellings (0x, 0o, _, .inf) to yaml.v3, which is
+// slower because it builds a decoder per call.
+func scalarInt(n *yaml.Node) (int64, bool) {
+	if plainDecimal(n.Value) {
+		if v, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+			return v, true
+		}
+	}
+	var v int64
+	return v, n.Decode(&v) == nil
+}
+
+func scalarFloat(n *yaml.Node) (float64, bool) {
+	if n.Tag == "!!int" {
+		if v, ok := scalarInt(n); ok {
+			return float64(v), true
+		}
+	}
+	if v, err := strconv.ParseFloat(n.Value, 64); err == nil && !strings.ContainsAny(n.Value, "xXnNiI_") {
+		return v, true
+	}
+	var v float64
+	return v, n.Decode(&v) == nil
+}
+
+func (d *decoder) boolean(n *yaml.Node, field name) (bool, bool) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
-		var v bool
-		if err := n.Decode(&v); err == nil {
+		if v, ok := scalarBool(n.Value); ok {
 			return v, true
 		}
 	}
@@ -174,7 +197,7 @@ func (d *decoder) boolean(n *yaml.Node, field string) (bool, bool) {
 }
 
 // list returns the resolved items of a sequence node.
-func (d *decoder) list(n *yaml.Node, field string, depth int) ([]*yaml.Node, bool) {
+func (d *decoder) list(n *yaml.Node, field name, depth int) ([]*yaml.Node, bool) {
 	if n.Kind != yaml.SequenceNode {
 		d.typeError(n, field, "a list")
 		return nil, false
@@ -200,19 +223,23 @@ func (d *decoder) tooDeep(n *yaml.Node) {
 	}
 }
 
-// object is a YAML map whose keys were checked for duplicates.
+// object is a YAML map whose keys were checked for duplicates. Most SIP
+// maps have a handful of keys, so lookups scan a slice; a map index is
+// built only for large ones.
 type object struct {
-	d      *decoder
-	node   *yaml.Node
-	path   string // for messages, e.g. "config.prompts[2]"
-	keys   []*yaml.Node
-	values map[string]*yaml.Node
-	keyOf  map[string]*yaml.Node
+	d     *decoder
+	node  *yaml.Node
+	path  name // for messages, e.g. config.prompts[2]
+	keys  []*yaml.Node
+	vals  []*yaml.Node
+	index map[string]int // only when len(keys) > smallObject
 }
+
+const smallObject = 16
 
 // object reads a map. Duplicate keys are reported and the first one wins,
 // so a later copy cannot silently replace a reviewed value.
-func (d *decoder) object(n *yaml.Node, path string, depth int) (*object, bool) {
+func (d *decoder) object(n *yaml.Node, path name, depth int) (*object, bool) {
 	if n.Kind != yaml.MappingNode {
 		d.typeError(n, path, "a map")
 		return nil, false
@@ -221,7 +248,11 @@ func (d *decoder) object(n *yaml.Node, path string, depth int) (*object, bool) {
 		d.tooDeep(n)
 		return nil, false
 	}
-	o := &object{d: d, node: n, path: path, values: make(map[string]*yaml.Node, len(n.Content)/2), keyOf: make(map[string]*yaml.Node, len(n.Content)/2)}
+	size := len(n.Content) / 2
+	o := &object{d: d, node: n, path: path, keys: make([]*yaml.Node, 0, size), vals: make([]*yaml.Node, 0, size)}
+	if size > smallObject {
+		o.index = make(map[string]int, size)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := d.resolve(n.Content[i])
 		v := d.resolve(n.Content[i+1])
@@ -236,28 +267,84 @@ func (d *decoder) object(n *yaml.Node, path string, depth int) (*object, bool) {
 			d.ps.errorf("yaml-syntax", d.span(k), "Write the keys out instead of merging them in.", "merge keys (<<) are not supported in SIP frontmatter")
 			continue
 		}
-		if prev, dup := o.values[k.Value]; dup {
+		if prev := o.find(k.Value); prev >= 0 {
 			d.ps.errorf("yaml-syntax", d.span(k), "Remove one of the two.",
-				"key %q is defined twice in %s (first at line %d)", k.Value, describe(path), d.span(prev).Line)
+				"key %q is defined twice in %s (first at line %d)", k.Value, describe(path), d.span(o.keys[prev]).Line)
 			continue
 		}
+		if o.index != nil {
+			o.index[k.Value] = len(o.keys)
+		}
 		o.keys = append(o.keys, k)
-		o.values[k.Value] = v
-		o.keyOf[k.Value] = k
+		o.vals = append(o.vals, v)
 	}
 	return o, true
 }
 
-func describe(path string) string {
-	if path == "" {
+// find returns the position of key, or -1.
+func (o *object) find(key string) int {
+	if o.index != nil {
+		if i, ok := o.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range o.keys {
+		if k.Value == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// value returns the value of key as written (null included), or nil.
+func (o *object) value(key string) *yaml.Node {
+	if i := o.find(key); i >= 0 {
+		return o.vals[i]
+	}
+	return nil
+}
+
+func describe(path name) string {
+	if path.isRoot() {
 		return "the frontmatter"
 	}
-	return path
+	return path.String()
+}
+
+// name locates a value in messages, e.g. config.prompts[2].id. It is
+// spelled out only when a message needs it, so valid files cost nothing.
+type name struct {
+	parent *name
+	key    string
+	index  int // -1 unless the value is a list item
+}
+
+// root names the frontmatter itself.
+var root = name{index: -1}
+
+// top names a top-level field.
+func top(key string) name { return name{key: key, index: -1} }
+
+// item names the i-th entry of the list f.
+func (f name) item(i int) name { f.index = i; return f }
+
+func (f name) isRoot() bool { return f.parent == nil && f.key == "" }
+
+func (f name) String() string {
+	s := f.key
+	if f.parent != nil && !f.parent.isRoot() {
+		s = f.parent.String() + "." + f.key
+	}
+	if f.index >= 0 {
+		s += "[" + strconv.Itoa(f.index) + "]"
+	}
+	return s
 }
 
 // get returns the value of key, or nil when it is absent or null.
 func (o *object) get(key string) *yaml.Node {
-	v := o.values[key]
+	v := o.value(key)
 	if isNull(v) {
 		return nil
 	}
@@ -266,21 +353,16 @@ func (o *object) get(key string) *yaml.Node {
 
 // keySpan locates the key itself, e.g. the `rubric:` line of a list.
 func (o *object) keySpan(key string) Span {
-	if k := o.keyOf[key]; k != nil {
-		s := o.d.span(k)
-		if v := o.values[key]; v != nil {
-			s.EndLine = max(s.EndLine, o.d.span(v).EndLine)
-		}
+	if i := o.find(key); i >= 0 {
+		s := o.d.span(o.keys[i])
+		s.EndLine = max(s.EndLine, o.d.span(o.vals[i]).EndLine)
 		return s
 	}
 	return o.d.span(o.node)
 }
 
-func (o *object) field(key string) string {
-	if o.path == "" {
-		return key
-	}
-	return o.path + "." + key
+func (o *object) field(key string) name {
+	return name{parent: &o.path, key: key, index: -1}
 }
 
 // unknown reports every key not in known, suggesting the closest known key.
@@ -306,6 +388,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// measure walks the whole tree once, expanding aliases, so that alias
+// bombs and runaway nesting are reported before anything is decoded. It
+// allocates nothing.
+func (d *decoder) measure(n *yaml.Node, depth int) bool {
+	if n = d.resolve(n); n == nil {
+		return false
+	}
+	if depth > MaxDepth {
+		d.tooDeep(n)
+		return false
+	}
+	for _, c := range n.Content {
+		if !d.measure(c, depth+1) {
+			return false
+		}
+	}
+	return true
 }
 
 // toAny converts a node to JSON-compatible Go values for Config.Raw.
@@ -341,7 +442,22 @@ func (d *decoder) toAny(n *yaml.Node, depth int) any {
 		switch n.Tag {
 		case "!!null":
 			return nil
-		case "!!bool", "!!int", "!!float":
+		case "!!int":
+			if v, ok := scalarInt(n); ok {
+				return v
+			}
+			fallthrough
+		case "!!bool", "!!float":
+			if n.Tag == "!!float" {
+				if v, ok := scalarFloat(n); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+					return v
+				}
+			}
+			if n.Tag == "!!bool" {
+				if v, ok := scalarBool(n.Value); ok {
+					return v
+				}
+			}
 			var v any
 			if err := n.Decode(&v); err == nil {
 				if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
@@ -353,4 +469,33 @@ func (d *decoder) toAny(n *yaml.Node, depth int) any {
 		return n.Value
 	}
 	return nil
+}
+
+// scalarBool reads the YAML 1.2 booleans yaml.v3 tags as !!bool.
+func scalarBool(s string) (bool, bool) {
+	switch s {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	return false, false
+}
+
+// plainDecimal reports whether s is an integer with no leading zero, which
+// YAML and strconv read the same way ("0755" is octal to YAML 1.1).
+func plainDecimal(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "0" {
+		return true
+	}
+	if s == "" || s[0] < '1' || s[0] > '9' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

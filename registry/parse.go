@@ -21,13 +21,14 @@ import (
 type Document struct {
 	Path     string
 	SIP      *SIP
-	Body     string
 	SHA256   string // hex digest of the file's bytes as stored
 	Problems []Problem
 
-	spans    map[string]Span // where each field's value is, by field path
-	fmLine   int             // line of the opening ---
-	prereqAt []Span          // where each prerequisites item is
+	content   []byte          // the file as read (line endings normalised)
+	bodyStart int             // offset of the Markdown body in content
+	spans     map[string]Span // where each field's value is, by field path
+	fmLine    int             // line of the opening ---
+	prereqAt  []Span          // where each prerequisites item is
 }
 
 // Span returns where the value of a top-level field is, or the opening
@@ -37,6 +38,39 @@ func (d *Document) Span(field string) Span {
 		return s
 	}
 	return Span{Line: max(d.fmLine, 1), Column: 1, EndLine: max(d.fmLine, 1)}
+}
+
+// Body returns the Markdown after the frontmatter (the whole file when it
+// has no frontmatter), with line endings normalised to LF.
+func (d *Document) Body() string {
+	if d.content == nil {
+		return ""
+	}
+	return string(d.content[d.bodyStart:])
+}
+
+// RawConfig returns the document's `config` map as JSON-compatible values
+// (nil when there is none), for storing exactly what was written. Aliases
+// are expanded within the same node budget as parsing.
+func (d *Document) RawConfig() map[string]any {
+	if d.SIP == nil || d.content == nil {
+		return nil
+	}
+	var fm []byte
+	if _, err := frontmatter.MustParse(bytes.NewReader(d.content), &fm, yamlFormat); err != nil {
+		return nil
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(fm, &root) != nil || len(root.Content) == 0 {
+		return nil
+	}
+	dec := newDecoder(&problems{path: d.Path}, 1)
+	o, ok := dec.object(root.Content[0], name{index: -1}, 0)
+	if !ok || o.get("config") == nil {
+		return nil
+	}
+	m, _ := dec.toAny(o.get("config"), 1).(map[string]any)
+	return m
 }
 
 // fileSpan is used for problems about the whole file.
@@ -79,10 +113,11 @@ func Parse(path string, content []byte) *Document {
 	if open == 0 {
 		ps.errorf("frontmatter-missing", fileSpan, "Start the file with a line `---`, the fields, and a closing `---`.",
 			"file does not start with YAML frontmatter (a first line `---`)")
-		doc.Body = string(content)
+		doc.content = content
 		return doc
 	}
 	doc.fmLine = open
+	doc.content = content
 	var fm []byte
 	body, err := frontmatter.MustParse(bytes.NewReader(content), &fm, yamlFormat)
 	if err != nil {
@@ -94,7 +129,7 @@ func Parse(path string, content []byte) *Document {
 		}
 		return doc
 	}
-	doc.Body = string(body)
+	doc.bodyStart = len(content) - len(body)
 
 	var root yaml.Node
 	if err := yaml.Unmarshal(fm, &root); err != nil {
@@ -114,8 +149,9 @@ func Parse(path string, content []byte) *Document {
 	dec := newDecoder(ps, open+1)
 	doc.SIP = dec.decodeSIP(root.Content[0], doc)
 	if doc.SIP != nil {
-		doc.SIP.Description = describeBody(doc.Body)
-		if strings.TrimSpace(doc.Body) == "" {
+		body := doc.content[doc.bodyStart:]
+		doc.SIP.Description = describeBody(body)
+		if len(bytes.TrimSpace(body)) == 0 {
 			ps.warnf("body-empty", Span{Line: open, Column: 1}, "Describe what the evaluation tests, how, and how it is scored.",
 				"the SIP has no Markdown body after its frontmatter")
 		}
@@ -174,30 +210,26 @@ func yamlErrorLine(err error) (int, string) {
 
 // describeBody returns the first paragraph of a Markdown body, as one line,
 // for listings.
-func describeBody(body string) string {
-	var para []string
+func describeBody(body []byte) string {
+	var para [][]byte
 	inFence := false
-	for _, l := range strings.Split(body, "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+	for l := range bytes.Lines(body) {
+		t := bytes.TrimSpace(l)
+		if bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~")) {
 			inFence = !inFence
 			continue
 		}
 		switch {
 		case inFence:
-		case t == "":
+		case len(t) == 0, t[0] == '#', t[0] == '|', bytes.HasPrefix(t, []byte("<!--")), string(t) == "---":
 			if len(para) > 0 {
-				return clip(strings.Join(para, " "), 300)
-			}
-		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, "<!--"), t == "---":
-			if len(para) > 0 {
-				return clip(strings.Join(para, " "), 300)
+				return clip(string(bytes.Join(para, []byte(" "))), 300)
 			}
 		default:
 			para = append(para, t)
 		}
 	}
-	return clip(strings.Join(para, " "), 300)
+	return clip(string(bytes.Join(para, []byte(" "))), 300)
 }
 
 func clip(s string, n int) string {

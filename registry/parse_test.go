@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -164,5 +166,20 @@ func TestParseNormalises(t *testing.T) {
 	crlf := registry.Parse("SIP-2.md", bytes.ReplaceAll([]byte(validSIP), []byte("\n"), []byte("\r\n")))
 	if crlf.SHA256 == doc.SHA256 {
 		t.Error("CRLF file has the same digest as the LF file")
+	}
+}
+
+func TestRawConfig(t *testing.T) {
+	t.Parallel()
+	doc := registry.Parse("SIP-2.md", []byte(sipWith("live_class_work", "collaboration_handler",
+		"  min_participants: 2\n  duration_minutes: 5\n  extra: {a: [1, 2.5, true, null, x]}\n")))
+	got := doc.RawConfig()
+	want := map[string]any{"min_participants": int64(2), "duration_minutes": int64(5),
+		"extra": map[string]any{"a": []any{int64(1), 2.5, true, nil, "x"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if registry.Parse("SIP-2.md", []byte(validSIP)).RawConfig() != nil {
+		t.Error("no config must give nil")
 	}
 }

@@ -28,26 +28,30 @@ var (
 const MaxIDLength = 64
 
 // decodeSIP reads the top-level map of a frontmatter into a SIP.
-func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
-	root = d.resolve(root)
-	if root == nil {
+func (d *decoder) decodeSIP(rootNode *yaml.Node, doc *Document) *SIP {
+	if !d.measure(rootNode, 0) {
 		return nil
 	}
-	o, ok := d.object(root, "", 0)
+	d.budget = MaxNodes // measuring spent it; decoding visits the same nodes
+	rootNode = d.resolve(rootNode)
+	if rootNode == nil {
+		return nil
+	}
+	o, ok := d.object(rootNode, root, 0)
 	if !ok {
 		return nil
 	}
 	o.unknown(topFields, SeverityError)
 	s := &SIP{Prerequisites: []string{}}
-	top := doc.Span("")
-	for _, k := range o.keys {
-		doc.spans[k.Value] = d.span(o.values[k.Value])
+	start := doc.Span("")
+	for i, k := range o.keys {
+		doc.spans[k.Value] = d.span(o.vals[i])
 	}
 
 	required := func(key string) *yaml.Node {
 		v := o.get(key)
 		if v == nil {
-			d.ps.errorf("field-required", top, "Add `"+key+":` to the frontmatter.", "required field %q is missing", key)
+			d.ps.errorf("field-required", start, "Add `"+key+":` to the frontmatter.", "required field %q is missing", key)
 		}
 		return v
 	}
@@ -56,7 +60,7 @@ func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
 		if v == nil {
 			return "", nil
 		}
-		str, ok := d.str(v, key)
+		str, ok := d.str(v, top(key))
 		if ok && strings.TrimSpace(str) == "" {
 			d.ps.errorf("field-required", d.span(v), "Give "+key+" a value.", "%s is empty", key)
 			return "", nil
@@ -65,7 +69,7 @@ func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
 	}
 
 	if v := required("sip"); v != nil {
-		if n, ok := d.integer(v, "sip"); ok {
+		if n, ok := d.integer(v, top("sip")); ok {
 			if n <= 0 {
 				d.ps.errorf("field-type", d.span(v), "SIP numbers start at 1.", "sip must be an integer greater than 0, not %d", n)
 			} else {
@@ -93,7 +97,7 @@ func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
 		s.Name, _ = reqString("name")
 	case titleNode != nil:
 		d.ps.warnf("field-alias", d.span(titleNode), "Rename `title:` to `name:`.", "title is a deprecated alias of name")
-		if str, ok := d.str(titleNode, "title"); ok && strings.TrimSpace(str) != "" {
+		if str, ok := d.str(titleNode, top("title")); ok && strings.TrimSpace(str) != "" {
 			s.Name = str
 			doc.spans["name"] = d.span(titleNode)
 		} else if ok {
@@ -128,9 +132,9 @@ func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
 	}
 
 	if v := o.get("prerequisites"); v != nil {
-		if items, ok := d.list(v, "prerequisites", 1); ok {
+		if items, ok := d.list(v, top("prerequisites"), 1); ok {
 			for i, item := range items {
-				str, ok := d.str(item, "prerequisites["+strconv.Itoa(i)+"]")
+				str, ok := d.str(item, top("prerequisites").item(i))
 				if !ok {
 					continue
 				}
@@ -162,7 +166,7 @@ func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
 	}
 
 	if v := o.get("points"); v != nil {
-		if p, ok := d.number(v, "points"); ok {
+		if p, ok := d.number(v, top("points")); ok {
 			if p < 0 {
 				d.ps.errorf("field-type", d.span(v), "Use 0 or more points.", "points must be a number ≥ 0, not %v", p)
 			} else {
@@ -172,7 +176,7 @@ func (d *decoder) decodeSIP(root *yaml.Node, doc *Document) *SIP {
 	}
 
 	if v := o.get("adapted-from"); v != nil {
-		if str, ok := d.str(v, "adapted-from"); ok {
+		if str, ok := d.str(v, top("adapted-from")); ok {
 			if u, err := url.Parse(str); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 				d.ps.errorf("field-type", d.span(v), "Give the full http(s) URL of the source.", "adapted-from must be a URL, not %q", str)
 			} else {
@@ -199,7 +203,7 @@ func (d *decoder) date(v *yaml.Node, field string) time.Time {
 	if v == nil {
 		return time.Time{}
 	}
-	str, ok := d.str(v, field)
+	str, ok := d.str(v, top(field))
 	if !ok {
 		return time.Time{}
 	}
@@ -219,12 +223,12 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	var spec *HandlerSpec
 	var handlerNode *yaml.Node
 	if v := o.get("executable"); v != nil {
-		if ex, ok := d.object(v, "executable", 1); ok {
+		if ex, ok := d.object(v, top("executable"), 1); ok {
 			ex.unknown([]string{"handler", "script_path"}, SeverityError)
 			if h := ex.get("handler"); h != nil {
 				handlerNode = h
 				doc.spans["executable.handler"] = d.span(h)
-				if name, ok := d.str(h, "executable.handler"); ok {
+				if name, ok := d.str(h, top("executable.handler")); ok {
 					spec = d.lookupHandler(h, name, s)
 					if known, _ := LookupHandler(name); known == nil && spec == nil {
 						// Check the config as the type's own handler would,
@@ -236,7 +240,7 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 				}
 			}
 			if p := ex.get("script_path"); p != nil {
-				if sp, ok := d.str(p, "executable.script_path"); ok {
+				if sp, ok := d.str(p, top("executable.script_path")); ok {
 					s.ScriptPath = d.scriptPath(p, sp)
 				}
 			}
@@ -250,14 +254,13 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	cfgNode := o.get("config")
 	var cfg *object
 	if cfgNode != nil {
-		s.Config.Raw, _ = d.toAny(cfgNode, 1).(map[string]any)
-		if c, ok := d.object(cfgNode, "config", 1); ok {
+		if c, ok := d.object(cfgNode, top("config"), 1); ok {
 			cfg = c
 		}
 	}
 	if cfg != nil {
 		if v := cfg.get("valid_days"); v != nil {
-			if n, ok := d.integer(v, "config.valid_days"); ok {
+			if n, ok := d.integer(v, top("config.valid_days")); ok {
 				if n <= 0 {
 					d.ps.errorf("config-invalid", d.span(v), "Use a whole number of days greater than 0, or omit it.", "config.valid_days must be > 0, not %d", n)
 				} else {

@@ -74,11 +74,10 @@ type SIP struct {
 	Description string `json:"description"`
 }
 
-// Config is a SIP's `config` map: the raw values, plus the typed form that
-// the SIP's handler decoded (at most one of the typed fields is set).
+// Config is the typed form of a SIP's `config` map that the SIP's handler
+// decoded (at most one of the typed fields is set). The map as written is
+// Document.RawConfig.
 type Config struct {
-	// Raw is the whole map as JSON-compatible values, for storage.
-	Raw map[string]any `json:"raw,omitempty"`
 	// ValidDays, when > 0, makes a pass expire after that many days.
 	ValidDays int `json:"valid_days,omitempty"`
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/sipregistry/sip/registry"
@@ -53,6 +54,11 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	if len(paths) == 0 {
 		paths = []string{"evaluations"}
 	}
+
+	// A validation run is short and allocation-heavy (YAML nodes): trade
+	// memory for fewer collections. The limit keeps a huge tree in check.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(2 << 30)
 
 	files, code := readPaths(e, paths)
 	if code != exitOK {
