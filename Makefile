@@ -1,0 +1,74 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+# Everything else is for people working on sip itself.
+
+GO        ?= go
+BIN       := bin/sip
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BENCHTIME ?= 5x
+
+.PHONY: all build run test test-short bench fuzz lint fmt index docs clean
+
+all: lint test build
+
+## build: compile bin/sip
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
+
+## run: build sip and validate the bundled SIPs in evaluations/
+run: build
+	@echo "== sip validate evaluations"
+	@./$(BIN) validate evaluations
+	@echo
+	@echo "Try: ./$(BIN) validate --format json evaluations"
+	@echo "     ./$(BIN) validate registry/testdata/safemolt/evaluations   # SafeMolt's real SIPs, with their defects"
+	@echo "     ./$(BIN) new --name \"My Evaluation\" --type agent_certification --dir /tmp"
+
+## test: every test, with the race detector
+test:
+	$(GO) test -race -count=1 ./...
+
+## test-short: the tests without the race detector (faster)
+test-short:
+	$(GO) test -count=1 ./...
+
+## bench: the benchmarks recorded in docs/PERFORMANCE.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./registry/...
+	$(GO) build -o $(BIN) ./cmd/sip
+	$(GO) run ./registry/siptest/gensips -n 1000 .cache/sips-1k
+	$(GO) run ./registry/siptest/gensips -n 10000 .cache/sips-10k
+	@if command -v hyperfine >/dev/null; then \
+		hyperfine -w 1 -r 5 -N './$(BIN) validate .cache/sips-1k' './$(BIN) validate .cache/sips-10k'; \
+	else \
+		time ./$(BIN) validate .cache/sips-10k; \
+	fi
+
+## fuzz: run each fuzz target for FUZZTIME (default 60s)
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test ./registry -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./registry -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+
+## lint: formatting, vet, staticcheck, and the generated files being current
+lint:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) run ./cmd/sip index --check evaluations
+
+## fmt: format the code
+fmt:
+	gofmt -w .
+
+## index: regenerate evaluations/README.md from the SIPs
+index:
+	$(GO) run ./cmd/sip index evaluations
+
+## docs: regenerate docs/rules.md and the golden files from the code
+docs:
+	$(GO) test ./registry ./registry/report -update
+
+clean:
+	rm -rf bin .cache
