@@ -24,8 +24,10 @@ type Document struct {
 	SHA256   string // hex digest of the file's bytes as stored
 	Problems []Problem
 
-	content   []byte          // the file as read (line endings normalised)
+	raw       []byte          // the file's bytes as stored
+	content   []byte          // the file with line endings normalised
 	bodyStart int             // offset of the Markdown body in content
+	unchanged bool            // stands in for a file the registry already holds
 	spans     map[string]Span // where each field's value is, by field path
 	fmLine    int             // line of the opening ---
 	prereqAt  []Span          // where each prerequisites item is
@@ -89,7 +91,7 @@ var bom = []byte("\xef\xbb\xbf")
 // is in the returned document's Problems.
 func Parse(path string, content []byte) *Document {
 	sum := sha256.Sum256(content)
-	doc := &Document{Path: path, SHA256: hex.EncodeToString(sum[:]), spans: map[string]Span{}}
+	doc := &Document{Path: path, SHA256: hex.EncodeToString(sum[:]), spans: map[string]Span{}, raw: content}
 	ps := &problems{path: path}
 	defer func() { doc.Problems = ps.list }()
 

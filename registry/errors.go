@@ -1,0 +1,45 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The error kinds of the domain. Storage translates driver errors into
+// them at its boundary, and the HTTP server maps them to status codes in
+// one place; everything in between wraps them with %w.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrInvalid      = errors.New("invalid")
+	ErrConflict     = errors.New("conflict")
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrUnavailable means a dependency (the database) cannot be reached
+	// right now; retrying later may succeed.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// ValidationError carries every problem that made a set of SIPs invalid.
+// It unwraps to ErrInvalid.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	errs, _ := Count(e.Problems)
+	if len(e.Problems) == 0 {
+		return "invalid SIPs"
+	}
+	first := e.Problems[0]
+	for _, p := range e.Problems {
+		if p.Severity == SeverityError {
+			first = p
+			break
+		}
+	}
+	if errs == 1 {
+		return fmt.Sprintf("invalid SIPs: %v", first)
+	}
+	return fmt.Sprintf("invalid SIPs: %v (and %d more errors)", first, errs-1)
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalid }

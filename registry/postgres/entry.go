@@ -1,0 +1,160 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+const entryColumns = `s.id, s.status, s.path, s.body, s.definition, s.raw_config, s.content_sha256, s.removed,
+	v.id, v.version, v.content_sha256, v.commit_sha, v.synced_at`
+
+const entryFrom = ` FROM sips s LEFT JOIN sip_versions v ON v.id = s.current_version_id`
+
+func scanEntry(row pgx.Row) (*registry.Entry, error) {
+	var (
+		e                       registry.Entry
+		status                  string
+		definition, rawConfig   []byte
+		vID                     *int64
+		vVersion, vSHA, vCommit *string
+		vSyncedAt               *time.Time
+	)
+	if err := row.Scan(&e.ID, &status, &e.Path, &e.Body, &definition, &rawConfig, &e.ContentSHA256, &e.Removed,
+		&vID, &vVersion, &vSHA, &vCommit, &vSyncedAt); err != nil {
+		return nil, err
+	}
+	id := e.ID
+	if err := json.Unmarshal(definition, &e.SIP); err != nil {
+		return nil, err
+	}
+	e.ID = id
+	e.Status = registry.Status(status) // a removed SIP reads as deprecated
+	if rawConfig != nil {
+		if err := json.Unmarshal(rawConfig, &e.RawConfig); err != nil {
+			return nil, err
+		}
+	}
+	if vID != nil {
+		e.Current = registry.Version{ID: *vID, SIPID: e.ID, Version: *vVersion, ContentSHA256: *vSHA,
+			CommitSHA: *vCommit, SyncedAt: vSyncedAt.UTC()}
+	}
+	return &e, nil
+}
+
+// Entries lists entries in SIP number order.
+func (s *Store) Entries(ctx context.Context, f registry.EntryFilter) (_ []*registry.Entry, err error) {
+	defer wrap(&err, "Entries")
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if !f.IncludeRemoved {
+		where = append(where, "NOT s.removed")
+	}
+	if f.Module != "" {
+		where = append(where, "s.module = "+arg(f.Module))
+	}
+	if f.EvaluationOnly {
+		where = append(where, "s.type <> 'process'")
+	}
+	if len(f.Types) > 0 {
+		types := make([]string, len(f.Types))
+		for i, t := range f.Types {
+			types[i] = string(t)
+		}
+		where = append(where, "s.type = ANY("+arg(types)+")")
+	}
+	if len(f.Statuses) > 0 {
+		statuses := make([]string, len(f.Statuses))
+		for i, st := range f.Statuses {
+			statuses[i] = string(st)
+		}
+		where = append(where, "s.status = ANY("+arg(statuses)+")")
+	}
+	q := "SELECT " + entryColumns + entryFrom
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := s.pool.Query(ctx, q+" ORDER BY s.sip", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	entries := []*registry.Entry{}
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return entries, rows.Err()
+}
+
+// Entry returns the entry with the given id.
+func (s *Store) Entry(ctx context.Context, id string) (_ *registry.Entry, err error) {
+	defer wrap(&err, "Entry(%q)", id)
+	return scanEntry(s.pool.QueryRow(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.id = $1", id))
+}
+
+// EntryByNumber returns the entry with the given SIP number.
+func (s *Store) EntryByNumber(ctx context.Context, n int) (_ *registry.Entry, err error) {
+	defer wrap(&err, "EntryByNumber(%d)", n)
+	return scanEntry(s.pool.QueryRow(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.sip = $1", n))
+}
+
+// Versions lists an entry's versions, oldest first.
+func (s *Store) Versions(ctx context.Context, id string) (_ []registry.Version, err error) {
+	defer wrap(&err, "Versions(%q)", id)
+	var exists int
+	if err := s.pool.QueryRow(ctx, "SELECT 1 FROM sips WHERE id = $1", id).Scan(&exists); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, version, content_sha256, commit_sha, synced_at
+		FROM sip_versions WHERE sip_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	versions := []registry.Version{}
+	for rows.Next() {
+		v := registry.Version{SIPID: id}
+		if err := rows.Scan(&v.ID, &v.Version, &v.ContentSHA256, &v.CommitSHA, &v.SyncedAt); err != nil {
+			return nil, err
+		}
+		v.SyncedAt = v.SyncedAt.UTC()
+		versions = append(versions, v)
+	}
+	return versions, rows.Err()
+}
+
+// Content returns the file content of an entry's current version.
+func (s *Store) Content(ctx context.Context, id string) (_ []byte, err error) {
+	defer wrap(&err, "Content(%q)", id)
+	var content []byte
+	err = s.pool.QueryRow(ctx, `SELECT v.content FROM sips s JOIN sip_versions v ON v.id = s.current_version_id
+		WHERE s.id = $1`, id).Scan(&content)
+	return content, err
+}
+
+// SyncState returns the last applied sync.
+func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error) {
+	defer wrap(&err, "SyncState")
+	var st registry.SyncState
+	err = s.pool.QueryRow(ctx, "SELECT generation, commit_sha, source, synced_at FROM sync_state WHERE id = 1").
+		Scan(&st.Generation, &st.CommitSHA, &st.Source, &st.SyncedAt)
+	if err == pgx.ErrNoRows {
+		return registry.SyncState{}, nil
+	}
+	st.SyncedAt = st.SyncedAt.UTC()
+	return st, err
+}

@@ -1,0 +1,135 @@
+// Package postgres is the registry on PostgreSQL, through pgx v5 and a
+// connection pool, for production: many stateless sip replicas share one
+// database.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the registry on PostgreSQL.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ registry.Store = (*Store)(nil)
+
+// Open connects to the database at url (postgres://…). The pool connects
+// lazily and reconnects on its own after the server comes back.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %v: %w", redact(err), registry.ErrInvalid)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	cfg.HealthCheckPeriod = 15 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", translate(err))
+	}
+	return &Store{pool: pool}, nil
+}
+
+// redact keeps passwords out of error text.
+func redact(err error) string {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		return "invalid database URL"
+	}
+	return err.Error()
+}
+
+// Migrate applies the embedded schema migrations, holding a PostgreSQL
+// advisory lock so replicas starting together migrate once.
+func (s *Store) Migrate(ctx context.Context) error {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", translate(err))
+	}
+	return nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: %w", translate(err))
+	}
+	return nil
+}
+
+// translate turns driver errors into the domain's error kinds.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w", registry.ErrNotFound)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505": // unique_violation
+			return fmt.Errorf("%s: %w", pe.Message, registry.ErrConflict)
+		case pe.Code == "40001" || pe.Code == "40P01": // serialization failure, deadlock
+			return fmt.Errorf("%s: %w", pe.Message, registry.ErrConflict)
+		case pe.Code[:2] == "23": // other integrity constraints
+			return fmt.Errorf("%s: %w", pe.Message, registry.ErrInvalid)
+		case pe.Code[:2] == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300":
+			return fmt.Errorf("%s: %w", pe.Message, registry.ErrUnavailable)
+		}
+		return err
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("%v: %w", err, registry.ErrUnavailable)
+	}
+	return err
+}
+
+func wrap(errp *error, format string, args ...any) {
+	if *errp != nil {
+		*errp = fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), translate(*errp))
+	}
+}

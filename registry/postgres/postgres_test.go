@@ -1,0 +1,35 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/postgres"
+	"github.com/sipregistry/sip/registry/postgres/postgrestest"
+	"github.com/sipregistry/sip/registry/registrytest"
+)
+
+// MustOpen opens a migrated store on a new, empty schema.
+func MustOpen(t testing.TB) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), postgrestest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStore(t *testing.T) {
+	registrytest.RunStoreTests(t, func(t *testing.T) registry.Store { return MustOpen(t) })
+}
+
+func TestMigrateTwice(t *testing.T) {
+	s := MustOpen(t)
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Errorf("second migrate: %v", err)
+	}
+}

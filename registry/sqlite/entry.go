@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+const entryColumns = `s.id, s.status, s.path, s.body, s.definition, s.raw_config, s.content_sha256, s.removed,
+	v.id, v.version, v.content_sha256, v.commit_sha, v.synced_at`
+
+const entryFrom = ` FROM sips s LEFT JOIN sip_versions v ON v.id = s.current_version_id`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanEntry(row scanner) (*registry.Entry, error) {
+	var (
+		e                       registry.Entry
+		status, definition      string
+		rawConfig               sql.NullString
+		removed                 bool
+		vID                     sql.NullInt64
+		vVersion, vSHA, vCommit sql.NullString
+		vSyncedAt               sql.NullString
+	)
+	if err := row.Scan(&e.ID, &status, &e.Path, &e.Body, &definition, &rawConfig, &e.ContentSHA256, &removed,
+		&vID, &vVersion, &vSHA, &vCommit, &vSyncedAt); err != nil {
+		return nil, err
+	}
+	id := e.ID
+	if err := json.Unmarshal([]byte(definition), &e.SIP); err != nil {
+		return nil, err
+	}
+	e.ID = id
+	e.Status = registry.Status(status) // a removed SIP reads as deprecated
+	e.Removed = removed
+	if rawConfig.Valid {
+		if err := json.Unmarshal([]byte(rawConfig.String), &e.RawConfig); err != nil {
+			return nil, err
+		}
+	}
+	if vID.Valid {
+		at, err := parseTime(vSyncedAt.String)
+		if err != nil {
+			return nil, err
+		}
+		e.Current = registry.Version{ID: vID.Int64, SIPID: e.ID, Version: vVersion.String,
+			ContentSHA256: vSHA.String, CommitSHA: vCommit.String, SyncedAt: at}
+	}
+	return &e, nil
+}
+
+// Entries lists entries in SIP number order.
+func (s *Store) Entries(ctx context.Context, f registry.EntryFilter) (_ []*registry.Entry, err error) {
+	defer wrap(&err, "Entries")
+	var where []string
+	var args []any
+	if !f.IncludeRemoved {
+		where = append(where, "s.removed = 0")
+	}
+	if f.Module != "" {
+		where, args = append(where, "s.module = ?"), append(args, f.Module)
+	}
+	if f.EvaluationOnly {
+		where = append(where, "s.type <> 'process'")
+	}
+	if len(f.Types) > 0 {
+		where = append(where, "s.type IN ("+placeholders(len(f.Types))+")")
+		for _, t := range f.Types {
+			args = append(args, string(t))
+		}
+	}
+	if len(f.Statuses) > 0 {
+		where = append(where, "s.status IN ("+placeholders(len(f.Statuses))+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	q := "SELECT " + entryColumns + entryFrom
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY s.sip", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	entries := []*registry.Entry{}
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return entries, rows.Err()
+}
+
+// Entry returns the entry with the given id.
+func (s *Store) Entry(ctx context.Context, id string) (_ *registry.Entry, err error) {
+	defer wrap(&err, "Entry(%q)", id)
+	return scanEntry(s.db.QueryRowContext(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.id = ?", id))
+}
+
+// EntryByNumber returns the entry with the given SIP number.
+func (s *Store) EntryByNumber(ctx context.Context, n int) (_ *registry.Entry, err error) {
+	defer wrap(&err, "EntryByNumber(%d)", n)
+	return scanEntry(s.db.QueryRowContext(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.sip = ?", n))
+}
+
+// Versions lists an entry's versions, oldest first.
+func (s *Store) Versions(ctx context.Context, id string) (_ []registry.Version, err error) {
+	defer wrap(&err, "Versions(%q)", id)
+	var exists int
+	if err := s.db.QueryRowContext(ctx, "SELECT 1 FROM sips WHERE id = ?", id).Scan(&exists); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, version, content_sha256, commit_sha, synced_at
+		FROM sip_versions WHERE sip_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	versions := []registry.Version{}
+	for rows.Next() {
+		v := registry.Version{SIPID: id}
+		var at string
+		if err := rows.Scan(&v.ID, &v.Version, &v.ContentSHA256, &v.CommitSHA, &at); err != nil {
+			return nil, err
+		}
+		if v.SyncedAt, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		versions = append(versions, v)
+	}
+	return versions, rows.Err()
+}
+
+// Content returns the file content of an entry's current version.
+func (s *Store) Content(ctx context.Context, id string) (_ []byte, err error) {
+	defer wrap(&err, "Content(%q)", id)
+	var content []byte
+	err = s.db.QueryRowContext(ctx, `SELECT v.content FROM sips s JOIN sip_versions v ON v.id = s.current_version_id
+		WHERE s.id = ?`, id).Scan(&content)
+	return content, err
+}
+
+// SyncState returns the last applied sync.
+func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error) {
+	defer wrap(&err, "SyncState")
+	var st registry.SyncState
+	var at string
+	err = s.db.QueryRowContext(ctx, "SELECT generation, commit_sha, source, synced_at FROM sync_state WHERE id = 1").
+		Scan(&st.Generation, &st.CommitSHA, &st.Source, &at)
+	if err == sql.ErrNoRows {
+		return registry.SyncState{}, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	st.SyncedAt, err = parseTime(at)
+	return st, err
+}

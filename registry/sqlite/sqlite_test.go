@@ -1,0 +1,47 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/registrytest"
+	"github.com/sipregistry/sip/registry/sqlite"
+)
+
+// MustOpen opens a migrated store on a new file in a temporary folder.
+func MustOpen(t testing.TB) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "registry.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStore(t *testing.T) {
+	registrytest.RunStoreTests(t, func(t *testing.T) registry.Store { return MustOpen(t) })
+}
+
+func TestMigrateTwice(t *testing.T) {
+	s := MustOpen(t)
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Errorf("second migrate: %v", err)
+	}
+}
+
+func TestOpenCreatesFolders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "registry.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}

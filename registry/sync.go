@@ -1,0 +1,239 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Source is a set of SIP files to sync: what a folder or a git commit holds.
+type Source struct {
+	Files []File
+	// Commit is the git commit the files come from ("" for a folder).
+	Commit string
+	// Name describes the source for the log, e.g. "git https://…@main".
+	Name string
+}
+
+// Change is one SIP a sync writes: its new entry and its file content.
+type Change struct {
+	Entry   *Entry
+	Content []byte
+	// NewVersion is set when the content differs from the stored version,
+	// so a version row is recorded.
+	NewVersion bool
+}
+
+// Plan is what a sync will write, computed from the registry at
+// BaseGeneration. Stores apply it in one transaction.
+type Plan struct {
+	BaseGeneration int64
+	BaseCommit     string
+	Commit         string
+	Source         string
+	At             time.Time
+	Added          []*Change
+	Changed        []*Change
+	Deprecated     []string // ids whose files disappeared
+	Unchanged      []string
+}
+
+// Empty reports whether applying the plan would change nothing: no SIP
+// changes, and no new commit to record.
+func (p *Plan) Empty() bool {
+	return len(p.Added) == 0 && len(p.Changed) == 0 && len(p.Deprecated) == 0 &&
+		(p.Commit == "" || p.Commit == p.BaseCommit)
+}
+
+// SyncReport says what a sync did (or, when it was refused, would have done).
+type SyncReport struct {
+	Commit     string    `json:"commit"`
+	Source     string    `json:"source"`
+	Applied    bool      `json:"applied"`
+	Added      []string  `json:"added"`
+	Changed    []string  `json:"changed"`
+	Deprecated []string  `json:"deprecated"`
+	Unchanged  []string  `json:"unchanged"`
+	Problems   []Problem `json:"problems"`
+}
+
+func reportOf(p *Plan) *SyncReport {
+	r := &SyncReport{Commit: p.Commit, Source: p.Source, Added: []string{}, Changed: []string{},
+		Deprecated: slices.Clone(p.Deprecated), Unchanged: slices.Clone(p.Unchanged), Problems: []Problem{}}
+	for _, c := range p.Added {
+		r.Added = append(r.Added, c.Entry.ID)
+	}
+	for _, c := range p.Changed {
+		r.Changed = append(r.Changed, c.Entry.ID)
+	}
+	if r.Deprecated == nil {
+		r.Deprecated = []string{}
+	}
+	if r.Unchanged == nil {
+		r.Unchanged = []string{}
+	}
+	return r
+}
+
+// Sync validates src and applies it to the store in one transaction. A set
+// with errors is not applied: the report lists the problems and the error
+// is a *ValidationError. When another sync lands first, Sync plans again
+// on top of it.
+func Sync(ctx context.Context, store Store, src Source, now time.Time) (*SyncReport, error) {
+	for attempt := 0; ; attempt++ {
+		plan, problems, err := PlanSync(ctx, store, src, now)
+		if err != nil {
+			return nil, err
+		}
+		report := reportOf(plan)
+		report.Problems = append(report.Problems, problems...)
+		if errs, _ := Count(problems); errs > 0 {
+			return report, &ValidationError{Problems: problems}
+		}
+		if plan.Empty() {
+			return report, nil
+		}
+		err = store.Apply(ctx, plan)
+		if errors.Is(err, ErrConflict) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return report, fmt.Errorf("sync %s: %w", src.Name, err)
+		}
+		report.Applied = true
+		return report, nil
+	}
+}
+
+// PlanSync computes what syncing src would change, with every problem of
+// the new set. The engine checks the whole set, plus the edit rules of each
+// changed SIP against the version the registry holds (a file that
+// disappeared is deprecated, not an error). Files whose content the
+// registry already holds at the same path are not parsed again.
+func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Plan, []Problem, error) {
+	state, err := store.SyncState(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	current, err := store.Entries(ctx, EntryFilter{IncludeRemoved: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := &Plan{BaseGeneration: state.Generation, BaseCommit: state.CommitSHA, Commit: src.Commit, Source: src.Name, At: now.UTC()}
+	byPath := map[string]*Entry{}
+	byID := map[string]*Entry{}
+	byNumber := map[int]*Entry{}
+	for _, e := range current {
+		byID[e.ID] = e
+		byNumber[e.Number] = e
+		if !e.Removed {
+			byPath[e.Path] = e
+		}
+	}
+
+	// Unchanged files become documents straight from the registry.
+	docs := make([]*Document, len(src.Files))
+	var toParse []File
+	var toParseAt []int
+	for i, f := range src.Files {
+		sum := sha256.Sum256(f.Content)
+		if e := byPath[f.Path]; e != nil && e.ContentSHA256 == hex.EncodeToString(sum[:]) {
+			docs[i] = documentOf(e)
+			continue
+		}
+		toParse = append(toParse, f)
+		toParseAt = append(toParseAt, i)
+	}
+	for j, d := range ParseFiles(toParse) {
+		docs[toParseAt[j]] = d
+	}
+
+	// The base for the edit rules: the stored version of every SIP that
+	// changed, matched by path or id.
+	base := &Snapshot{Name: "the registry"}
+	if state.CommitSHA != "" {
+		base.Name = "the registry (" + short(state.CommitSHA) + ")"
+	}
+	for _, d := range docs {
+		if d.unchanged {
+			continue
+		}
+		e := byPath[d.Path]
+		if e == nil && d.SIP != nil {
+			e = byID[d.SIP.ID]
+		}
+		if e == nil {
+			continue
+		}
+		content, err := store.Content(ctx, e.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read stored %s: %w", e.ID, err)
+		}
+		base.Docs = append(base.Docs, Parse(e.Path, content))
+	}
+
+	problems := Validate(docs, Options{Base: base})
+	seen := map[string]bool{}
+	for _, d := range docs {
+		if d.SIP == nil {
+			continue
+		}
+		s := d.SIP
+		// Numbers of removed SIPs stay theirs: results and links name them.
+		if e := byNumber[s.Number]; e != nil && e.Removed && e.ID != s.ID {
+			problems = append(problems, problemAt(d, d.Span("sip"), SeverityError, "sip-duplicate",
+				"Take a number that no SIP, removed or not, has used.",
+				"SIP number %d belongs to %q, whose file was removed; numbers are never reused", s.Number, e.ID))
+		}
+		seen[s.ID] = true
+		if d.unchanged {
+			plan.Unchanged = append(plan.Unchanged, s.ID)
+			continue
+		}
+		entry := entryOf(d)
+		change := &Change{Entry: entry, Content: d.raw, NewVersion: true}
+		if old := byID[s.ID]; old != nil {
+			change.NewVersion = old.ContentSHA256 != d.SHA256
+			plan.Changed = append(plan.Changed, change)
+		} else {
+			plan.Added = append(plan.Added, change)
+		}
+	}
+	for _, e := range current {
+		if !e.Removed && !seen[e.ID] {
+			plan.Deprecated = append(plan.Deprecated, e.ID)
+		}
+	}
+	SortProblems(problems)
+	slices.Sort(plan.Unchanged)
+	slices.Sort(plan.Deprecated)
+	return plan, problems, nil
+}
+
+// documentOf stands a stored entry in for its unchanged file.
+func documentOf(e *Entry) *Document {
+	s := e.SIP
+	return &Document{Path: e.Path, SIP: &s, SHA256: e.ContentSHA256, spans: map[string]Span{}, unchanged: true}
+}
+
+// entryOf is the entry a parsed document becomes.
+func entryOf(d *Document) *Entry {
+	return &Entry{
+		SIP:           *d.SIP,
+		Path:          d.Path,
+		Body:          d.Body(),
+		RawConfig:     d.RawConfig(),
+		ContentSHA256: d.SHA256,
+	}
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
