@@ -10,9 +10,6 @@ import (
 	"github.com/sipregistry/sip/registry"
 )
 
-// syncLock is the advisory lock that queues syncs from every replica.
-const syncLock = 0x5349505f53594e43 // "SIP_SYNC"
-
 // Apply writes a sync plan in one transaction. Syncs from any number of
 // replicas queue on an advisory lock, and the plan applies only on top of
 // the generation it was computed from.
@@ -23,7 +20,8 @@ func (s *Store) Apply(ctx context.Context, p *registry.Plan) (err error) {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(syncLock)); err != nil {
+	// Syncs from every replica queue on one advisory lock per schema.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('sip-sync:' || current_schema(), 0))"); err != nil {
 		return err
 	}
 	var generation int64

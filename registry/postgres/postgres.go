@@ -9,6 +9,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"net"
 	"time"
@@ -70,7 +71,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	db := stdlib.OpenDBFromPool(s.pool)
 	defer db.Close()
-	locker, err := lock.NewPostgresSessionLocker()
+	// The lock is per schema: replicas sharing a schema migrate once, and
+	// unrelated schemas in one database (tests) do not wait for each other.
+	var schema string
+	if err := s.pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return fmt.Errorf("postgres: %w", translate(err))
+	}
+	h := fnv.New64a()
+	h.Write([]byte("sip-migrate:" + schema))
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return err
 	}
