@@ -2,7 +2,7 @@
 // that define evaluations of AI agents.
 //
 // Exit codes follow BSD sysexits: 0 ok, 64 usage, 65 invalid SIPs, 66 no
-// input, 70 internal error, 78 configuration error.
+// input, 69 database unavailable, 70 internal error, 78 configuration error.
 package main
 
 import (
@@ -20,12 +20,13 @@ import (
 
 // Exit codes (BSD sysexits, as in the assessment design).
 const (
-	exitOK       = 0
-	exitUsage    = 64
-	exitData     = 65
-	exitNoInput  = 66
-	exitInternal = 70
-	exitConfig   = 78
+	exitOK          = 0
+	exitUsage       = 64
+	exitData        = 65
+	exitNoInput     = 66
+	exitUnavailable = 69
+	exitInternal    = 70
+	exitConfig      = 78
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -49,6 +50,8 @@ func commands() []command {
 		{"validate", "check SIP files and report every problem", runValidate},
 		{"new", "write a new SIP from a valid template", runNew},
 		{"index", "write evaluations/README.md, the index of the SIPs", runIndex},
+		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
+		{"migrate", "apply the registry's schema migrations", runMigrate},
 		{"version", "print the version", func(_ context.Context, e env, _ []string) int {
 			fmt.Fprintln(e.stdout, "sip", version)
 			return exitOK

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/postgres"
+	"github.com/sipregistry/sip/registry/sqlite"
+)
+
+// store is what the commands need of a registry database.
+type store interface {
+	registry.Store
+	Migrate(ctx context.Context) error
+}
+
+// defaultDatabase is the embedded SQLite file used when neither --db nor
+// SIP_DATABASE_URL is given: $XDG_DATA_HOME/sip/registry.db, or
+// ~/.local/share/sip/registry.db.
+func defaultDatabase(e env) string {
+	dir := e.getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(".sip", "registry.db")
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "sip", "registry.db")
+}
+
+// databaseURL picks the database: the flag, then SIP_DATABASE_URL, then
+// the embedded default.
+func databaseURL(e env, flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v := e.getenv("SIP_DATABASE_URL"); v != "" {
+		return v
+	}
+	return defaultDatabase(e)
+}
+
+// openStore opens the database that url names: postgres://… for
+// PostgreSQL; sqlite:PATH or a plain path for SQLite.
+func openStore(ctx context.Context, url string) (store, error) {
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		return postgres.Open(ctx, url)
+	case strings.HasPrefix(url, "sqlite:"):
+		return sqlite.Open(ctx, strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//"))
+	case strings.Contains(url, "://"):
+		return nil, fmt.Errorf("database URL %q: use postgres://… or sqlite:PATH: %w", redactURL(url), registry.ErrInvalid)
+	}
+	return sqlite.Open(ctx, url)
+}
+
+// describeDatabase names a database for messages, without its password.
+func describeDatabase(url string) string {
+	if strings.Contains(url, "://") {
+		return redactURL(url)
+	}
+	return "sqlite:" + strings.TrimPrefix(url, "sqlite:")
+}
+
+// exitForStoreError maps a database error to an exit code.
+func exitForStoreError(err error) int {
+	switch {
+	case errors.Is(err, registry.ErrInvalid):
+		return exitConfig
+	case errors.Is(err, registry.ErrUnavailable):
+		return exitUnavailable
+	}
+	return exitInternal
+}
+
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,10 @@
+// Package evaluations bundles the product's own SIPs into the sip binary,
+// so `sip serve` has a registry to serve on a fresh machine.
+package evaluations
+
+import "embed"
+
+// FS holds the SIP files of this folder (and its README, which is not a SIP).
+//
+//go:embed *.md
+var FS embed.FS
