@@ -1,0 +1,32 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// healthz says the process is alive; it touches nothing else.
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, health{Success: true, Status: "ok"})
+}
+
+// readyz says whether the server can serve: the database answers.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.Warn("not ready", "error", err)
+		c.Response().Header().Set("Retry-After", "5")
+		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Checks: map[string]string{"database": "unreachable"}})
+	}
+	return c.JSON(http.StatusOK, health{Success: true, Status: "ready", Checks: map[string]string{"database": "ok"}})
+}
+
+type health struct {
+	Success bool              `json:"success"`
+	Status  string            `json:"status"`
+	Checks  map[string]string `json:"checks,omitempty"`
+}

@@ -1,0 +1,70 @@
+// Package api is sip's HTTP server: the read API of the registry (and,
+// as they land, the agents' evaluation API, the web pages and the GitHub
+// App's webhook), with one error model, request ids, structured logs and
+// Prometheus metrics.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config is what the server is built from.
+type Config struct {
+	// Store is the registry database.
+	Store registryReader
+	// Logger receives one line per request and every server-side failure.
+	Logger *slog.Logger
+	// Version is reported by /healthz and in the OpenAPI document.
+	Version string
+	// TrustProxy takes the client address from X-Forwarded-For, for
+	// servers behind a load balancer.
+	TrustProxy bool
+}
+
+// Server serves the API.
+type Server struct {
+	store   registryReader
+	log     *slog.Logger
+	catalog *catalog
+	metrics *metrics
+	echo    *echo.Echo
+	version string
+}
+
+// NewServer builds a server; it starts nothing.
+func NewServer(cfg Config) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{store: cfg.Store, log: log, metrics: newMetrics(), version: cfg.Version}
+	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	if cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	} else {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
+	e.Use(withRequestID, s.withLogAndMetrics, withRecover, withSecurityHeaders, withLimits)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	e.GET("/api/v1/openapi.json", s.openAPI)
+	e.GET("/api/v1/sips", s.listSIPs)
+	e.GET("/api/v1/evaluations", s.listEvaluations)
+	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
+	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
+	s.echo = e
+	return s
+}
+
+// ServeHTTP makes the server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }

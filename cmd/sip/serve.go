@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/evaluations"
+	"github.com/sipregistry/sip/registry"
+)
+
+const serveAbout = `
+Runs the HTTP API (and, as they land, the web pages and the GitHub App) on
+one port. At start it migrates the database, then syncs --evaluations (by
+default the SIPs bundled in this binary) — unless the registry already
+follows a git repository (it was synced from a commit by 'sip sync --repo'
+or the App), in which case only an explicit --evaluations is synced.
+
+The database is --db, else SIP_DATABASE_URL, else the embedded SQLite file
+$XDG_DATA_HOME/sip/registry.db (~/.local/share/sip/registry.db). The address
+is --addr, else SIP_ADDR, else 127.0.0.1:8080. SIGINT or SIGTERM shuts the
+server down gracefully.`
+
+func runServe(ctx context.Context, e env, args []string) int {
+	flags := newFlagSet("serve", "[--addr HOST:PORT] [--db URL] [--evaluations DIR]", serveAbout)
+	addr := flags.String("addr", "", "listen address (default: SIP_ADDR, else 127.0.0.1:8080)")
+	db := flags.String("db", "", "database URL (default: SIP_DATABASE_URL, else the embedded SQLite file)")
+	evals := flags.String("evaluations", "", "folder of SIPs to sync at start (default: the bundled SIPs)")
+	logFormat := flags.String("log-format", "json", "log format: json or text")
+	rest, code, ok := parseFlags(flags, e, args)
+	if !ok {
+		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(e.stderr, "sip serve: unexpected argument %q\n", rest[0])
+		return exitUsage
+	}
+	if *logFormat != "json" && *logFormat != "text" {
+		fmt.Fprintf(e.stderr, "sip serve: unknown --log-format %q\n", *logFormat)
+		return exitUsage
+	}
+	m := &Main{
+		Addr:           firstOf(*addr, e.getenv("SIP_ADDR"), "127.0.0.1:8080"),
+		DatabaseURL:    databaseURL(e, *db),
+		EvaluationsDir: *evals,
+		Logger:         newLogger(e.stderr, *logFormat),
+		Stdout:         e.stdout,
+		BaseURL:        e.getenv("SIP_BASE_URL"),
+	}
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
+		var invalid *registry.ValidationError
+		switch {
+		case errors.As(err, &invalid):
+			return exitData
+		case errors.Is(err, os.ErrNotExist):
+			return exitNoInput
+		case errors.Is(err, errListen):
+			return exitConfig
+		}
+		return exitForStoreError(err)
+	}
+	return exitOK
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func newLogger(w io.Writer, format string) *slog.Logger {
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+var errListen = errors.New("cannot listen")
+
+// Main is the whole server program, so tests can run it in-process on a
+// free port with a temporary database.
+type Main struct {
+	Addr           string
+	DatabaseURL    string
+	EvaluationsDir string // "" means the bundled SIPs
+	BaseURL        string
+	Logger         *slog.Logger
+	Stdout         io.Writer
+
+	// URL is the address the server listens on, set once it listens.
+	URL   string
+	ready chan struct{}
+}
+
+// Ready is closed once the server accepts requests.
+func (m *Main) Ready() <-chan struct{} {
+	if m.ready == nil {
+		m.ready = make(chan struct{})
+	}
+	return m.ready
+}
+
+// Run migrates, syncs, and serves until ctx ends, then shuts down
+// gracefully (in-flight requests get 15 seconds).
+func (m *Main) Run(ctx context.Context) error {
+	m.Ready()
+	log := m.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := openStore(ctx, m.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
+	}
+	if err := m.syncAtStart(ctx, st, log); err != nil {
+		return err
+	}
+
+	srv := api.NewServer(api.Config{Store: st, Logger: log, Version: version})
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)
+	}
+	m.URL = "http://" + ln.Addr().String()
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("serving", "url", m.URL, "database", describeDatabase(m.DatabaseURL), "version", version)
+	if m.Stdout != nil {
+		fmt.Fprintf(m.Stdout, "sip is serving at %s (API: %s/api/v1/evaluations)\n", m.URL, m.URL)
+	}
+	close(m.ready)
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// syncAtStart syncs the configured SIPs, unless the registry follows git
+// and no folder was named.
+func (m *Main) syncAtStart(ctx context.Context, st store, log *slog.Logger) error {
+	var src registry.Source
+	if m.EvaluationsDir == "" {
+		state, err := st.SyncState(ctx)
+		if err != nil {
+			return err
+		}
+		if state.CommitSHA != "" {
+			log.Info("registry follows git; not syncing the bundled SIPs", "commit", state.CommitSHA, "source", state.Source)
+			return nil
+		}
+		files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
+		if err != nil {
+			return err
+		}
+		src = registry.Source{Files: files, Name: "bundled SIPs (sip " + version + ")"}
+	} else {
+		var err error
+		if src, err = dirSource(m.EvaluationsDir); err != nil {
+			return err
+		}
+	}
+	rep, err := registry.Sync(ctx, st, src, time.Now())
+	if err != nil {
+		if rep != nil {
+			for _, p := range rep.Problems {
+				log.Error("invalid SIP", "path", p.Path, "line", p.Line, "rule", p.Rule, "message", p.Message)
+			}
+		}
+		return fmt.Errorf("sync %s: %w", src.Name, err)
+	}
+	log.Info("synced", "source", src.Name, "applied", rep.Applied, "added", len(rep.Added), "changed", len(rep.Changed),
+		"deprecated", len(rep.Deprecated), "unchanged", len(rep.Unchanged))
+	return nil
+}
