@@ -16,14 +16,12 @@ all: lint test build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
 
-## run: build sip and validate the bundled SIPs in evaluations/
+## run: build sip and serve the bundled SIPs on the embedded SQLite default
+ADDR ?= 127.0.0.1:8080
 run: build
-	@echo "== sip validate evaluations"
 	@./$(BIN) validate evaluations
-	@echo
-	@echo "Try: ./$(BIN) validate --format json evaluations"
-	@echo "     ./$(BIN) validate registry/testdata/safemolt/evaluations   # SafeMolt's real SIPs, with their defects"
-	@echo "     ./$(BIN) new --name \"My Evaluation\" --type agent_certification --dir /tmp"
+	@echo "Serving; stop with Ctrl-C. Database: $${SIP_DATABASE_URL:-$${XDG_DATA_HOME:-$$HOME/.local/share}/sip/registry.db}"
+	./$(BIN) serve --addr $(ADDR) --log-format text
 
 ## test: every test, with the race detector
 test:

@@ -87,3 +87,5 @@ func redactURL(raw string) string {
 	}
 	return u.Redacted()
 }
+
+func readFile(path string) ([]byte, error) { return os.ReadFile(path) }

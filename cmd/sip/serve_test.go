@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/registry/siptest"
+)
+
+// MustRunMain starts the whole server on a free port with a fresh SQLite
+// file and stops it when the test ends.
+func MustRunMain(t *testing.T, m *Main) *Main {
+	t.Helper()
+	if m.Addr == "" {
+		m.Addr = "127.0.0.1:0"
+	}
+	if m.DatabaseURL == "" {
+		m.DatabaseURL = filepath.Join(t.TempDir(), "registry.db")
+	}
+	m.Logger = slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	select {
+	case <-m.Ready():
+	case err := <-done:
+		cancel()
+		t.Fatalf("Run: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return m
+}
+
+func getJSON(t *testing.T, url string, out any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s: %v: %s", url, err, raw)
+		}
+	}
+	return resp.StatusCode
+}
+
+type evalList struct {
+	Evaluations []struct {
+		ID string `json:"id"`
+	} `json:"evaluations"`
+}
+
+func TestServeBundledSIPs(t *testing.T) {
+	t.Parallel()
+	m := MustRunMain(t, &Main{})
+	var got evalList
+	if code := getJSON(t, m.URL+"/api/v1/evaluations", &got); code != 200 || len(got.Evaluations) != 7 {
+		t.Fatalf("%d %+v", code, got)
+	}
+	if code := getJSON(t, m.URL+"/readyz", nil); code != 200 {
+		t.Errorf("readyz %d", code)
+	}
+}
+
+func TestServeThenSyncRepo(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "registry.db")
+	m := MustRunMain(t, &Main{DatabaseURL: db})
+	repo := siptest.NewRepo(t, map[string]string{
+		"evaluations/SIP-2.md": string(siptest.SIP(2, "poaw", "active").Content),
+		"evaluations/SIP-9.md": string(siptest.SIP(9, "nine", "active", "poaw").Content),
+	})
+	sha := siptest.Git(t, repo, "rev-parse", "HEAD")
+	// This repository's SIP-2 differs from the bundled one without a new
+	// version, so the registry refuses it and stays as it was...
+	code, out, errOut := runSip(t, "sync", "--db", db, "--repo", repo, "--ref", sha)
+	if code != exitData || !strings.Contains(out, "[version-not-bumped]") || !strings.Contains(errOut, "not applied") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	if code := getJSON(t, m.URL+"/api/v1/evaluations/nine", nil); code != 404 {
+		t.Errorf("a refused sync was applied: %d", code)
+	}
+	// ...so sync a repository that continues the bundled SIPs instead.
+	repo = siptest.NewRepo(t, map[string]string{"evaluations/SIP-9.md": string(siptest.SIP(9, "nine", "active").Content)})
+	for _, name := range []string{"SIP-1.md", "SIP-2.md", "SIP-3.md", "SIP-4.md", "SIP-5.md", "SIP-6.md", "SIP-7.md", "SIP-8.md"} {
+		b := mustRead(t, filepath.Join(bundled, name))
+		siptest.WriteFiles(t, repo, map[string]string{"evaluations/" + name: b})
+	}
+	sha = siptest.Commit(t, repo, "continue the bundled SIPs", nil)
+	if code, out, errOut := runSip(t, "sync", "--db", db, "--repo", repo, "--ref", sha); code != exitOK {
+		t.Fatalf("sync: exit %d\n%s%s", code, out, errOut)
+	}
+	var versions struct {
+		Versions []struct {
+			CommitSHA string `json:"commit_sha"`
+		} `json:"versions"`
+	}
+	if code := getJSON(t, m.URL+"/api/v1/evaluations/nine/versions", &versions); code != 200 || len(versions.Versions) != 1 || versions.Versions[0].CommitSHA != sha {
+		t.Errorf("%d %+v, want commit %s", code, versions, sha)
+	}
+	// A restart does not put the bundled SIPs back over the repository's.
+	m2 := MustRunMain(t, &Main{DatabaseURL: db})
+	if code := getJSON(t, m2.URL+"/api/v1/evaluations/nine", nil); code != 200 {
+		t.Errorf("after restart: %d", code)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := readFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestServeRefusesInvalidEvaluations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	siptest.WriteFiles(t, dir, map[string]string{"SIP-1.md": "---\nsip: [\n---\n"})
+	code, _, errOut := runSip(t, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "r.db"), "--evaluations", dir)
+	if code != exitData || !strings.Contains(errOut, "invalid") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestServeBadConfig(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"serve", "--db", "mysql://x"}, exitConfig},
+		{[]string{"serve", "--db", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1"}, exitUnavailable},
+		{[]string{"serve", "--addr", "256.0.0.1:99999", "--db", filepath.Join(t.TempDir(), "r.db")}, exitConfig},
+		{[]string{"serve", "--evaluations", "/no/such/dir", "--db", filepath.Join(t.TempDir(), "r2.db")}, exitNoInput},
+		{[]string{"serve", "extra"}, exitUsage},
+	} {
+		if code, _, errOut := runSip(t, tt.args...); code != tt.code {
+			t.Errorf("%v: exit %d, want %d: %s", tt.args, code, tt.code, errOut)
+		}
+	}
+}
