@@ -146,7 +146,12 @@ func writeSyncReport(e env, format string, r *registry.SyncReport, files int) {
 	}{{"added", r.Added}, {"changed", r.Changed}, {"deprecated", r.Deprecated}, {"unchanged", r.Unchanged}} {
 		fmt.Fprintf(e.stdout, "  %-12s %d", part.label+":", len(part.ids))
 		if len(part.ids) > 0 && part.label != "unchanged" {
-			fmt.Fprintf(e.stdout, "  %s", strings.Join(part.ids, ", "))
+			ids := part.ids
+			more := ""
+			if len(ids) > 12 {
+				ids, more = ids[:12], fmt.Sprintf(" and %d more", len(part.ids)-12)
+			}
+			fmt.Fprintf(e.stdout, "  %s%s", strings.Join(ids, ", "), more)
 		}
 		fmt.Fprintln(e.stdout)
 	}
