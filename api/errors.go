@@ -107,7 +107,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	ae := toAPIError(err)
 	id := requestID(c)
 	if ae.Status >= 500 {
-		s.log.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
+		level := slog.LevelError
+		if ae.Status == http.StatusServiceUnavailable {
+			level = slog.LevelWarn // an outage is reported by /readyz; one line per request is enough
+		}
+		s.log.LogAttrs(c.Request().Context(), level, "request failed",
 			slog.String("request_id", id), slog.String("route", c.Path()), slog.Int("status", ae.Status), slog.Any("error", err))
 	}
 	body := errorBody{Error: ae.Message, Hint: ae.Hint, RequestID: id,

@@ -24,7 +24,9 @@ func MustRunMain(t *testing.T, m *Main) *Main {
 	if m.DatabaseURL == "" {
 		m.DatabaseURL = filepath.Join(t.TempDir(), "registry.db")
 	}
-	m.Logger = slog.New(slog.DiscardHandler)
+	if m.Logger == nil {
+		m.Logger = slog.New(slog.DiscardHandler)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"net"
 	"time"
@@ -131,7 +132,9 @@ func translate(err error) error {
 	}
 	var ne net.Error
 	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) {
+	// A connection cut mid-query surfaces as an (unexpected) EOF.
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return fmt.Errorf("%v: %w", err, registry.ErrUnavailable)
 	}
 	return err
