@@ -169,7 +169,9 @@ func TestConcurrentSyncProcesses(t *testing.T) {
 	var wg sync.WaitGroup
 	outs := make([][]byte, 2)
 	for i, ref := range []string{a, b} {
-		wg.Go(func() { outs[i], _ = exec.Command(bin, "sync", "--db", db, "--repo", repo, "--ref", ref).CombinedOutput() })
+		wg.Go(func() {
+			outs[i], _ = exec.Command(bin, "sync", "--db", db, "--repo", repo, "--ref", ref).CombinedOutput()
+		})
 	}
 	wg.Wait()
 	t.Logf("sync a: %s\nsync b: %s", outs[0], outs[1])
