@@ -42,6 +42,18 @@ type SyncState struct {
 	SyncedAt   time.Time
 }
 
+// Head is the little a sync needs to know of an entry to plan on it.
+type Head struct {
+	ID            string
+	Number        int
+	Path          string
+	ContentSHA256 string
+	Type          Type
+	Status        Status
+	Removed       bool
+	Prerequisites []string
+}
+
 // EntryFilter selects entries. Zero values select everything that has not
 // been removed.
 type EntryFilter struct {
@@ -66,6 +78,9 @@ type Store interface {
 	// Versions lists an entry's versions, oldest first. Returns
 	// ErrNotFound when the id is unknown.
 	Versions(ctx context.Context, id string) ([]Version, error)
+	// Heads lists every entry, removed ones included, with only the fields
+	// a sync plans on (cheaper than Entries).
+	Heads(ctx context.Context) ([]Head, error)
 	// Content returns the file content of an entry's current version.
 	// Returns ErrNotFound.
 	Content(ctx context.Context, id string) ([]byte, error)

@@ -13,6 +13,9 @@ import (
 // Source is a set of SIP files to sync: what a folder or a git commit holds.
 type Source struct {
 	Files []File
+	// Load, when Files is nil, reads the files on demand, so that syncing
+	// the commit the registry already holds reads nothing.
+	Load func(ctx context.Context) ([]File, error)
 	// Commit is the git commit the files come from ("" for a folder).
 	Commit string
 	// Name describes the source for the log, e.g. "git https://…@main".
@@ -59,6 +62,9 @@ type SyncReport struct {
 	Deprecated []string  `json:"deprecated"`
 	Unchanged  []string  `json:"unchanged"`
 	Problems   []Problem `json:"problems"`
+	// UpToDate is set when the registry already held this commit, so
+	// nothing was read or compared.
+	UpToDate bool `json:"up_to_date"`
 }
 
 func reportOf(p *Plan) *SyncReport {
@@ -84,6 +90,25 @@ func reportOf(p *Plan) *SyncReport {
 // is a *ValidationError. When another sync lands first, Sync plans again
 // on top of it.
 func Sync(ctx context.Context, store Store, src Source, now time.Time) (*SyncReport, error) {
+	if src.Commit != "" {
+		// A commit's content never changes: if the registry holds it,
+		// there is nothing to read.
+		state, err := store.SyncState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if state.CommitSHA == src.Commit {
+			return &SyncReport{Commit: src.Commit, Source: src.Name, UpToDate: true, Added: []string{}, Changed: []string{},
+				Deprecated: []string{}, Unchanged: []string{}, Problems: []Problem{}}, nil
+		}
+	}
+	if src.Files == nil && src.Load != nil {
+		files, err := src.Load(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", src.Name, err)
+		}
+		src.Files = files
+	}
 	for attempt := 0; ; attempt++ {
 		plan, problems, err := PlanSync(ctx, store, src, now)
 		if err != nil {
@@ -119,15 +144,16 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 	if err != nil {
 		return nil, nil, err
 	}
-	current, err := store.Entries(ctx, EntryFilter{IncludeRemoved: true})
+	current, err := store.Heads(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	plan := &Plan{BaseGeneration: state.Generation, BaseCommit: state.CommitSHA, Commit: src.Commit, Source: src.Name, At: now.UTC()}
-	byPath := map[string]*Entry{}
-	byID := map[string]*Entry{}
-	byNumber := map[int]*Entry{}
-	for _, e := range current {
+	byPath := map[string]*Head{}
+	byID := map[string]*Head{}
+	byNumber := map[int]*Head{}
+	for i := range current {
+		e := &current[i]
 		byID[e.ID] = e
 		byNumber[e.Number] = e
 		if !e.Removed {
@@ -214,10 +240,11 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 	return plan, problems, nil
 }
 
-// documentOf stands a stored entry in for its unchanged file.
-func documentOf(e *Entry) *Document {
-	s := e.SIP
-	return &Document{Path: e.Path, SIP: &s, SHA256: e.ContentSHA256, spans: map[string]Span{}, unchanged: true}
+// documentOf stands a stored entry in for its unchanged file, with the
+// fields the repository rules read.
+func documentOf(h *Head) *Document {
+	s := &SIP{Number: h.Number, ID: h.ID, Type: h.Type, Status: h.Status, Prerequisites: h.Prerequisites}
+	return &Document{Path: h.Path, SIP: s, SHA256: h.ContentSHA256, spans: map[string]Span{}, unchanged: true}
 }
 
 // entryOf is the entry a parsed document becomes.

@@ -97,14 +97,14 @@ func runSync(ctx context.Context, e env, args []string) int {
 	var invalid *registry.ValidationError
 	switch {
 	case errors.As(err, &invalid):
-		writeSyncReport(e, *format, rep, len(src.Files))
+		writeSyncReport(e, *format, rep)
 		fmt.Fprintf(e.stderr, "sip sync: not applied: the SIPs at %s have errors\n", src.Name)
 		return exitData
 	case err != nil:
 		fmt.Fprintf(e.stderr, "sip sync: %v\n", err)
 		return exitForStoreError(err)
 	}
-	writeSyncReport(e, *format, rep, len(src.Files))
+	writeSyncReport(e, *format, rep)
 	return exitOK
 }
 
@@ -124,7 +124,7 @@ func dirSource(dir string) (registry.Source, error) {
 	return registry.Source{Files: files, Name: "dir " + dir}, nil
 }
 
-func writeSyncReport(e env, format string, r *registry.SyncReport, files int) {
+func writeSyncReport(e env, format string, r *registry.SyncReport) {
 	if format == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -132,7 +132,12 @@ func writeSyncReport(e env, format string, r *registry.SyncReport, files int) {
 		return
 	}
 	if errs, _ := registry.Count(r.Problems); errs > 0 {
+		files := len(r.Added) + len(r.Changed) + len(r.Unchanged)
 		report.Write(e.stdout, "text", report.Result{Files: files, Problems: r.Problems}, sipTool())
+		return
+	}
+	if r.UpToDate {
+		fmt.Fprintf(e.stdout, "synced %s: the registry is already at this commit; nothing to change\n", r.Source)
 		return
 	}
 	state := "applied"

@@ -38,32 +38,55 @@ type FetchOptions struct {
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// Fetch reads the SIP files of one commit. A local repository is read in
-// place; a remote one is fetched into memory, one commit deep, with no
+// Fetch resolves the commit to sync and returns it as a source whose
+// files are read on demand (Source.Load), so a sync of the commit the
+// registry already holds costs one ref lookup. A local repository is read
+// in place; a remote one is fetched into memory, one commit deep, with no
 // tags and no work tree.
 func Fetch(ctx context.Context, o FetchOptions) (registry.Source, error) {
 	if o.Dir == "" {
 		o.Dir = "evaluations"
 	}
-	repo, hash, name, err := open(ctx, o)
+	r, err := resolve(ctx, o)
 	if err != nil {
 		return registry.Source{}, err
 	}
+	src := registry.Source{Commit: r.hash.String(), Name: r.name + "@" + short(r.hash.String())}
+	src.Load = func(ctx context.Context) ([]registry.File, error) {
+		if r.fetch != nil {
+			if err := r.fetch(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return readCommit(r.repo, r.hash, o.Dir, r.name)
+	}
+	return src, nil
+}
+
+// resolved is a commit found but, for a remote, not fetched yet.
+type resolved struct {
+	repo  *git.Repository
+	hash  plumbing.Hash
+	name  string
+	fetch func(ctx context.Context) error // nil when the objects are at hand
+}
+
+func readCommit(repo *git.Repository, hash plumbing.Hash, dir, name string) ([]registry.File, error) {
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
-		return registry.Source{}, fmt.Errorf("%s: commit %s: %w", name, hash, ErrRepository)
+		return nil, fmt.Errorf("%s: commit %s: %w", name, hash, ErrRepository)
 	}
 	tree, err := commit.Tree()
 	if err != nil {
-		return registry.Source{}, fmt.Errorf("%s: %w", name, ErrRepository)
+		return nil, fmt.Errorf("%s: %w", name, ErrRepository)
 	}
-	src := registry.Source{Commit: hash.String(), Name: name + "@" + short(hash.String())}
-	sub, err := tree.Tree(o.Dir)
+	files := []registry.File{}
+	sub, err := tree.Tree(dir)
 	if errors.Is(err, object.ErrDirectoryNotFound) {
-		return src, nil // no SIPs at this commit
+		return files, nil // no SIPs at this commit
 	}
 	if err != nil {
-		return registry.Source{}, fmt.Errorf("%s: %s: %w", name, o.Dir, ErrRepository)
+		return nil, fmt.Errorf("%s: %s: %w", name, dir, ErrRepository)
 	}
 	err = sub.Files().ForEach(func(f *object.File) error {
 		if !registry.IsSIPFile(f.Name) || hidden(f.Name) || !f.Mode.IsFile() {
@@ -73,19 +96,19 @@ func Fetch(ctx context.Context, o FetchOptions) (registry.Source, error) {
 		if err != nil {
 			return err
 		}
-		src.Files = append(src.Files, registry.File{Path: o.Dir + "/" + f.Name, Content: content})
+		files = append(files, registry.File{Path: dir + "/" + f.Name, Content: content})
 		return nil
 	})
-	return src, err
+	return files, err
 }
 
-// open finds the repository and the commit to read.
-func open(ctx context.Context, o FetchOptions) (*git.Repository, plumbing.Hash, string, error) {
+// resolve finds the repository and the commit to read.
+func resolve(ctx context.Context, o FetchOptions) (*resolved, error) {
 	local := strings.TrimPrefix(o.Repo, "file://")
 	if info, err := os.Stat(local); err == nil && info.IsDir() {
 		repo, err := git.PlainOpenWithOptions(local, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 		if err != nil {
-			return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: %v: %w", local, err, ErrRepository)
+			return nil, fmt.Errorf("%s: %v: %w", local, err, ErrRepository)
 		}
 		rev := o.Ref
 		if rev == "" {
@@ -93,23 +116,23 @@ func open(ctx context.Context, o FetchOptions) (*git.Repository, plumbing.Hash, 
 		}
 		hash, err := repo.ResolveRevision(plumbing.Revision(rev))
 		if err != nil {
-			return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: %q: %w", local, rev, ErrUnknownRevision)
+			return nil, fmt.Errorf("%s: %q: %w", local, rev, ErrUnknownRevision)
 		}
 		abs, _ := filepath.Abs(local)
-		return repo, *hash, "git " + abs, nil
+		return &resolved{repo: repo, hash: *hash, name: "git " + abs}, nil
 	}
-	return fetchRemote(ctx, o)
+	return resolveRemote(ctx, o)
 }
 
-func fetchRemote(ctx context.Context, o FetchOptions) (*git.Repository, plumbing.Hash, string, error) {
+func resolveRemote(ctx context.Context, o FetchOptions) (*resolved, error) {
 	name := "git " + redactURL(o.Repo)
 	repo, err := git.Init(memory.NewStorage(), nil)
 	if err != nil {
-		return nil, plumbing.ZeroHash, "", err
+		return nil, err
 	}
 	remote, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{o.Repo}})
 	if err != nil {
-		return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: %v: %w", name, err, ErrRepository)
+		return nil, fmt.Errorf("%s: %v: %w", name, err, ErrRepository)
 	}
 	var auth *githttp.BasicAuth
 	if o.Token != "" {
@@ -120,32 +143,35 @@ func fetchRemote(ctx context.Context, o FetchOptions) (*git.Repository, plumbing
 		// Resolve a name (or HEAD) to its commit with one ls-remote.
 		refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth})
 		if err != nil {
-			return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: %v: %w", name, scrub(err, o.Token), ErrRepository)
+			return nil, fmt.Errorf("%s: %v: %w", name, scrub(err, o.Token), ErrRepository)
 		}
-		hash, ok := resolveRemote(refs, o.Ref)
+		hash, ok := findRef(refs, o.Ref)
 		if !ok {
-			return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: %q: %w", name, o.Ref, ErrUnknownRevision)
+			return nil, fmt.Errorf("%s: %q: %w", name, o.Ref, ErrUnknownRevision)
 		}
 		want = hash.String()
 	}
-	err = remote.FetchContext(ctx, &git.FetchOptions{
-		RefSpecs: []config.RefSpec{config.RefSpec(want + ":refs/sync/" + want)},
-		Depth:    1,
-		Tags:     git.NoTags,
-		Auth:     auth,
-	})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		if errors.Is(err, git.ErrExactSHA1NotSupported) {
-			return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: the server cannot fetch a single commit (%s); sync a branch or tag name: %w", name, short(want), ErrRepository)
+	fetch := func(ctx context.Context) error {
+		err := remote.FetchContext(ctx, &git.FetchOptions{
+			RefSpecs: []config.RefSpec{config.RefSpec(want + ":refs/sync/" + want)},
+			Depth:    1,
+			Tags:     git.NoTags,
+			Auth:     auth,
+		})
+		switch {
+		case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+			return nil
+		case errors.Is(err, git.ErrExactSHA1NotSupported):
+			return fmt.Errorf("%s: the server cannot fetch a single commit (%s); sync a branch or tag name: %w", name, short(want), ErrRepository)
 		}
-		return nil, plumbing.ZeroHash, "", fmt.Errorf("%s: fetch %s: %v: %w", name, short(want), scrub(err, o.Token), ErrRepository)
+		return fmt.Errorf("%s: fetch %s: %v: %w", name, short(want), scrub(err, o.Token), ErrRepository)
 	}
-	return repo, plumbing.NewHash(want), name, nil
+	return &resolved{repo: repo, hash: plumbing.NewHash(want), name: name, fetch: fetch}, nil
 }
 
-// resolveRemote finds ref among advertised references: HEAD when empty,
+// findRef finds ref among advertised references: HEAD when empty,
 // then a branch, then a tag (peeled to its commit when advertised).
-func resolveRemote(refs []*plumbing.Reference, ref string) (plumbing.Hash, bool) {
+func findRef(refs []*plumbing.Reference, ref string) (plumbing.Hash, bool) {
 	byName := map[plumbing.ReferenceName]*plumbing.Reference{}
 	for _, r := range refs {
 		byName[r.Name()] = r

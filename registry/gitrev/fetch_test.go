@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -49,16 +50,16 @@ func TestFetchLocal(t *testing.T) {
 		if src.Commit != tt.commit || !strings.Contains(src.Name, dir) {
 			t.Errorf("ref %q: commit %s name %s", tt.ref, src.Commit, src.Name)
 		}
-		if tt.want != nil && !slices.Equal(paths(src.Files), tt.want) {
-			t.Errorf("ref %q: files %v, want %v", tt.ref, paths(src.Files), tt.want)
+		if tt.want != nil && !slices.Equal(paths(load(t, src)), tt.want) {
+			t.Errorf("ref %q: files %v, want %v", tt.ref, paths(load(t, src)), tt.want)
 		}
 	}
 	if _, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: dir, Ref: "nope"}); !errors.Is(err, gitrev.ErrUnknownRevision) {
 		t.Errorf("unknown ref: %v", err)
 	}
 	src, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: dir, Dir: "missing"})
-	if err != nil || len(src.Files) != 0 {
-		t.Errorf("missing folder: %v, %v", src.Files, err)
+	if err != nil || len(load(t, src)) != 0 {
+		t.Errorf("missing folder: %v", err)
 	}
 	// A bare clone is read in place too.
 	bare := filepath.Join(t.TempDir(), "bare.git")
@@ -113,8 +114,8 @@ func TestFetchOverHTTP(t *testing.T) {
 		if ref == "v1" || ref == first {
 			want = first
 		}
-		if src.Commit != want || len(src.Files) == 0 {
-			t.Errorf("ref %q: commit %s, %d files", ref, src.Commit, len(src.Files))
+		if files := load(t, src); src.Commit != want || len(files) == 0 {
+			t.Errorf("ref %q: commit %s, %d files", ref, src.Commit, len(files))
 		}
 		if strings.Contains(src.Name, token) {
 			t.Errorf("token in source name %q", src.Name)
@@ -124,7 +125,25 @@ func TestFetchOverHTTP(t *testing.T) {
 	if !errors.Is(err, gitrev.ErrRepository) || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("bad token: %v", err)
 	}
+	// A commit named by its SHA is found without listing refs; the bad
+	// token shows when the objects are fetched.
+	src, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: url, Ref: first, Token: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Load(t.Context()); !errors.Is(err, gitrev.ErrRepository) || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("bad token: %v", err)
+	}
 	if _, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: url, Ref: "nope", Token: token}); !errors.Is(err, gitrev.ErrUnknownRevision) {
 		t.Errorf("unknown ref: %v", err)
 	}
+}
+
+func load(t *testing.T, src registry.Source) []registry.File {
+	t.Helper()
+	files, err := src.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -158,3 +158,26 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 	st.SyncedAt = st.SyncedAt.UTC()
 	return st, err
 }
+
+// Heads lists every entry with the fields a sync plans on.
+func (s *Store) Heads(ctx context.Context) (_ []registry.Head, err error) {
+	defer wrap(&err, "Heads")
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.sip, s.path, s.content_sha256, s.type, s.status, s.removed,
+		COALESCE((SELECT array_agg(p.prerequisite_id ORDER BY p.position) FROM sip_prerequisites p WHERE p.sip_id = s.id), '{}')
+		FROM sips s ORDER BY s.sip`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var heads []registry.Head
+	for rows.Next() {
+		var h registry.Head
+		var typ, status string
+		if err := rows.Scan(&h.ID, &h.Number, &h.Path, &h.ContentSHA256, &typ, &status, &h.Removed, &h.Prerequisites); err != nil {
+			return nil, err
+		}
+		h.Type, h.Status = registry.Type(typ), registry.Status(status)
+		heads = append(heads, h)
+	}
+	return heads, rows.Err()
+}

@@ -33,3 +33,7 @@ func TestMigrateTwice(t *testing.T) {
 		t.Errorf("second migrate: %v", err)
 	}
 }
+
+func BenchmarkSync1000(b *testing.B) {
+	registrytest.BenchSync(b, 1000, func(b *testing.B) registry.Store { return MustOpen(b) })
+}

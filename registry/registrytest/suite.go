@@ -140,8 +140,13 @@ func testResync(t *testing.T, s registry.Store) {
 	ctx := t.Context()
 	mustSync(t, s, baseSet(), "c1", t0)
 	r := mustSync(t, s, baseSet(), "c1", t0.Add(time.Hour))
-	if r.Applied || len(r.Added)+len(r.Changed)+len(r.Deprecated) != 0 || len(r.Unchanged) != 3 {
+	if r.Applied || !r.UpToDate || len(r.Added)+len(r.Changed)+len(r.Deprecated) != 0 {
 		t.Errorf("re-sync report %+v", r)
+	}
+	// The same files without a commit (a folder) are compared, and equal.
+	r = mustSync(t, s, baseSet(), "", t0.Add(time.Hour))
+	if r.Applied || r.UpToDate || len(r.Unchanged) != 3 {
+		t.Errorf("folder re-sync report %+v", r)
 	}
 	if st, _ := s.SyncState(ctx); st.Generation != 1 || !st.SyncedAt.Equal(t0) {
 		t.Errorf("re-sync wrote: %+v", st)

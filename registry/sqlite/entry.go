@@ -164,3 +164,43 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 	st.SyncedAt, err = parseTime(at)
 	return st, err
 }
+
+// Heads lists every entry with the fields a sync plans on.
+func (s *Store) Heads(ctx context.Context) (_ []registry.Head, err error) {
+	defer wrap(&err, "Heads")
+	rows, err := s.db.QueryContext(ctx, `SELECT id, sip, path, content_sha256, type, status, removed FROM sips ORDER BY sip`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var heads []registry.Head
+	at := map[string]int{}
+	for rows.Next() {
+		var h registry.Head
+		var typ, status string
+		if err := rows.Scan(&h.ID, &h.Number, &h.Path, &h.ContentSHA256, &typ, &status, &h.Removed); err != nil {
+			return nil, err
+		}
+		h.Type, h.Status, h.Prerequisites = registry.Type(typ), registry.Status(status), []string{}
+		at[h.ID] = len(heads)
+		heads = append(heads, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	pre, err := s.db.QueryContext(ctx, `SELECT sip_id, prerequisite_id FROM sip_prerequisites ORDER BY sip_id, position`)
+	if err != nil {
+		return nil, err
+	}
+	defer pre.Close()
+	for pre.Next() {
+		var id, p string
+		if err := pre.Scan(&id, &p); err != nil {
+			return nil, err
+		}
+		if i, ok := at[id]; ok {
+			heads[i].Prerequisites = append(heads[i].Prerequisites, p)
+		}
+	}
+	return heads, pre.Err()
+}

@@ -45,3 +45,7 @@ func TestOpenCreatesFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func BenchmarkSync1000(b *testing.B) {
+	registrytest.BenchSync(b, 1000, func(b *testing.B) registry.Store { return MustOpen(b) })
+}
