@@ -33,18 +33,18 @@ type migrator interface {
 }
 
 // backends opens a fresh, migrated store of each kind.
-var backends = map[string]func(t *testing.T) registry.Store{
-	"sqlite": func(t *testing.T) registry.Store {
+var backends = map[string]func(t testing.TB) registry.Store{
+	"sqlite": func(t testing.TB) registry.Store {
 		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
 		return migrated(t, s, err)
 	},
-	"postgres": func(t *testing.T) registry.Store {
+	"postgres": func(t testing.TB) registry.Store {
 		s, err := postgres.Open(t.Context(), postgrestest.URL(t))
 		return migrated(t, s, err)
 	},
 }
 
-func migrated(t *testing.T, s migrator, err error) registry.Store {
+func migrated(t testing.TB, s migrator, err error) registry.Store {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

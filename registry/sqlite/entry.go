@@ -153,8 +153,11 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 	defer wrap(&err, "SyncState")
 	var st registry.SyncState
 	var at string
-	err = s.db.QueryRowContext(ctx, "SELECT generation, commit_sha, source, synced_at FROM sync_state WHERE id = 1").
-		Scan(&st.Generation, &st.CommitSHA, &st.Source, &at)
+	stmt, err := s.prepared(ctx)
+	if err != nil {
+		return st, err
+	}
+	err = stmt.QueryRowContext(ctx).Scan(&st.Generation, &st.CommitSHA, &st.Source, &at)
 	if err == sql.ErrNoRows {
 		return registry.SyncState{}, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -29,6 +30,9 @@ var migrations embed.FS
 type Store struct {
 	db   *sql.DB
 	path string
+	// syncState is prepared once: every API request asks for it.
+	mu        sync.Mutex
+	syncState *sql.Stmt
 }
 
 var _ registry.Store = (*Store)(nil)
@@ -63,6 +67,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// prepared returns the statement that reads the sync state, preparing it
+// once the schema exists.
+func (s *Store) prepared(ctx context.Context) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.syncState != nil {
+		return s.syncState, nil
+	}
+	st, err := s.db.PrepareContext(ctx, "SELECT generation, commit_sha, source, synced_at FROM sync_state WHERE id = 1")
+	if err != nil {
+		return nil, err
+	}
+	s.syncState = st
+	return st, nil
+}
+
 // Migrate applies the embedded schema migrations that have not run yet.
 func (s *Store) Migrate(ctx context.Context) error {
 	fsys, err := fs.Sub(migrations, "migrations")
@@ -80,7 +100,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.syncState != nil {
+		s.syncState.Close()
+	}
+	return s.db.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
