@@ -99,4 +99,3 @@ func BenchmarkListEvaluations(b *testing.B) {
 		})
 	}
 }
-
