@@ -31,9 +31,11 @@ test:
 test-short:
 	$(GO) test -count=1 ./...
 
-## bench: the benchmarks recorded in docs/PERFORMANCE.md
+## bench: the benchmarks recorded in docs/PERFORMANCE.md (PostgreSQL ones need SIP_TEST_DATABASE_URL or a local server)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./registry/...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./registry/
+	$(GO) test -run '^$$' -bench Sync -benchtime $(BENCHTIME) ./registry/sqlite ./registry/postgres
+	$(GO) test -run '^$$' -bench ListEvaluations -benchtime 1x -count 3 ./api
 	$(GO) build -o $(BIN) ./cmd/sip
 	$(GO) run ./registry/siptest/gensips -n 1000 .cache/sips-1k
 	$(GO) run ./registry/siptest/gensips -n 10000 .cache/sips-10k

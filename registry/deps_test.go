@@ -6,19 +6,37 @@ import (
 	"testing"
 )
 
-// TestDomainImports keeps the domain package free of transport and
-// storage: it must not reach the network, a database or GitHub.
-func TestDomainImports(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", "github.com/sipregistry/sip/registry").Output()
+// deps lists the packages a package depends on.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list %s: %v", pkg, err)
 	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"net/http", "database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
-			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite"} {
-			if dep == banned || strings.HasPrefix(dep, banned+"/") {
-				t.Errorf("registry depends on %s", dep)
+	return strings.Fields(string(out))
+}
+
+// TestImportGraph keeps the layers apart: the domain reaches no network,
+// database or GitHub; storage packages do not import each other; the API
+// does not import the bot.
+func TestImportGraph(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/sipregistry/sip/"
+	for _, tt := range []struct {
+		pkg    string
+		banned []string
+	}{
+		{mod + "registry", []string{"net/http", "database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
+			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite", mod + "api", mod + "bot"}},
+		{mod + "registry/sqlite", []string{"github.com/jackc/pgx", mod + "registry/postgres", mod + "api", mod + "bot"}},
+		{mod + "registry/postgres", []string{"modernc.org/sqlite", mod + "registry/sqlite", mod + "api", mod + "bot"}},
+		{mod + "api", []string{mod + "bot", mod + "registry/sqlite", mod + "registry/postgres", "github.com/go-git/go-git"}},
+	} {
+		for _, dep := range deps(t, tt.pkg) {
+			for _, banned := range tt.banned {
+				if dep == banned || strings.HasPrefix(dep, banned+"/") {
+					t.Errorf("%s depends on %s", tt.pkg, dep)
+				}
 			}
 		}
 	}
