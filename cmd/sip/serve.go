@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/sipregistry/sip/api"
@@ -99,15 +100,14 @@ type Main struct {
 	Stdout         io.Writer
 
 	// URL is the address the server listens on, set once it listens.
-	URL   string
-	ready chan struct{}
+	URL       string
+	readyOnce sync.Once
+	ready     chan struct{}
 }
 
 // Ready is closed once the server accepts requests.
 func (m *Main) Ready() <-chan struct{} {
-	if m.ready == nil {
-		m.ready = make(chan struct{})
-	}
+	m.readyOnce.Do(func() { m.ready = make(chan struct{}) })
 	return m.ready
 }
 
