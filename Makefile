@@ -14,7 +14,7 @@ all: lint test build
 
 ## build: compile bin/sip
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
 
 ## run: build sip and serve the bundled SIPs on the embedded SQLite default
 ADDR ?= 127.0.0.1:8080
