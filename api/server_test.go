@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -135,8 +136,7 @@ func TestUnavailableAndInternal(t *testing.T) {
 			var logs strings.Builder
 			srv := httptest.NewServer(api.NewServer(api.Config{Store: tt.store, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 			defer srv.Close()
-			c := &client{t: t, srv: srv, doc: loadSpec(t)}
-			c.router = mustRouter(t, c.doc, srv.URL)
+			c := &client{Client: apitest.New(t, srv.URL), srv: srv}
 			var e errorResponse
 			resp := c.get("/api/v1/evaluations", &e)
 			body := readAll(t, resp)

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -47,20 +46,15 @@ func MustRunMain(t *testing.T, m *Main) *Main {
 	return m
 }
 
+// getJSON GETs url, holds the response to the OpenAPI document, decodes
+// it into out (when not nil) and returns the status.
 func getJSON(t *testing.T, url string, out any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	u, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s: %v: %s", url, err, raw)
-		}
-	}
-	return resp.StatusCode
+	return apitest.New(t, u.Scheme+"://"+u.Host).Get(u.RequestURI(), out).StatusCode
 }
 
 type evalList struct {
