@@ -7,6 +7,8 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -16,6 +18,17 @@ import (
 type Config struct {
 	// Store is the registry database.
 	Store registryReader
+	// Agents keeps the agents; nil serves the registry only.
+	Agents agentStore
+	// BaseURL is the public URL of the service, used in links (claim URLs).
+	BaseURL string
+	// OEmbedURL is X's oEmbed endpoint (DefaultOEmbedURL when empty).
+	OEmbedURL string
+	// HTTPClient calls other services (oEmbed); a client with a 10 s
+	// timeout when nil.
+	HTTPClient *http.Client
+	// Now tells the time (time.Now when nil).
+	Now func() time.Time
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
@@ -27,12 +40,17 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	store   registryReader
-	log     *slog.Logger
-	catalog *catalog
-	metrics *metrics
-	echo    *echo.Echo
-	version string
+	store      registryReader
+	agents     agentStore
+	baseURL    string
+	oembedURL  string
+	httpClient *http.Client
+	now        func() time.Time
+	log        *slog.Logger
+	catalog    *catalog
+	metrics    *metrics
+	echo       *echo.Echo
+	version    string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -41,7 +59,17 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, log: log, metrics: newMetrics(), version: cfg.Version}
+	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
+		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now}
+	if s.oembedURL == "" {
+		s.oembedURL = DefaultOEmbedURL
+	}
+	if s.httpClient == nil {
+		s.httpClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
 
 	e := echo.New()
@@ -62,6 +90,14 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations", s.listEvaluations)
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
+	if s.agents != nil {
+		e.POST("/api/v1/agents/register", s.registerAgent)
+		e.POST("/api/v1/agents/claim", s.claim)
+		e.GET("/api/v1/agents/me", s.withAgent(s.me))
+		e.PATCH("/api/v1/agents/me", s.withAgent(s.patchMe))
+		e.PUT("/api/v1/agents/me/identity", s.withAgent(s.putIdentity))
+		e.GET("/api/v1/agents/:name", s.profile)
+	}
 	s.echo = e
 	return s
 }

@@ -54,6 +54,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 		Logger:         newLogger(e.stderr, *logFormat),
 		Stdout:         e.stdout,
 		BaseURL:        e.getenv("SIP_BASE_URL"),
+		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
 	}
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
@@ -96,6 +97,7 @@ type Main struct {
 	DatabaseURL    string
 	EvaluationsDir string // "" means the bundled SIPs
 	BaseURL        string
+	OEmbedURL      string // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
 	Logger         *slog.Logger
 	Stdout         io.Writer
 
@@ -131,7 +133,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	srv := api.NewServer(api.Config{Store: st, Logger: log, Version: version})
+	srv := api.NewServer(api.Config{Store: st, Agents: st, Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL})
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
 		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)

@@ -154,3 +154,22 @@ func TestServeBadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestServeAgents(t *testing.T) {
+	t.Parallel()
+	m := MustRunMain(t, &Main{BaseURL: "https://sip.example"})
+	c := apitest.New(t, m.URL)
+	var r struct {
+		Agent struct {
+			APIKey   string `json:"api_key"`
+			ClaimURL string `json:"claim_url"`
+		} `json:"agent"`
+	}
+	if resp := c.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"e2e-agent"}`),
+		map[string][]string{"Content-Type": {"application/json"}}, &r); resp.StatusCode != 201 || !strings.HasPrefix(r.Agent.ClaimURL, "https://sip.example/claim/") {
+		t.Fatalf("register: %d %+v", resp.StatusCode, r)
+	}
+	if resp := c.Do("GET", "/api/v1/agents/me", nil, map[string][]string{"Authorization": {"Bearer " + r.Agent.APIKey}}, nil); resp.StatusCode != 200 {
+		t.Errorf("me: %d", resp.StatusCode)
+	}
+}

@@ -17,6 +17,7 @@ import (
 // store is what the commands need of a registry database.
 type store interface {
 	registry.Store
+	registry.AgentStore
 	Migrate(ctx context.Context) error
 }
 

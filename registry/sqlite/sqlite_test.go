@@ -49,3 +49,7 @@ func TestOpenCreatesFolders(t *testing.T) {
 func BenchmarkSync1000(b *testing.B) {
 	registrytest.BenchSync(b, 1000, func(b *testing.B) registry.Store { return MustOpen(b) })
 }
+
+func TestAgentStore(t *testing.T) {
+	registrytest.RunAgentStoreTests(t, func(t *testing.T) registry.AgentStore { return MustOpen(t) })
+}

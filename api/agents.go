@@ -1,0 +1,206 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// agentStore is what the API needs of the agents' storage.
+type agentStore interface {
+	CreateAgent(ctx context.Context, a *registry.Agent) error
+	AgentByKeyID(ctx context.Context, keyID string) (*registry.Agent, error)
+	AgentByName(ctx context.Context, name string) (*registry.Agent, error)
+	AgentByClaimToken(ctx context.Context, tokenHash string) (*registry.Agent, error)
+	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
+	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
+}
+
+type agentView struct {
+	ID                string  `json:"id"`
+	Name              string  `json:"name"`
+	Description       string  `json:"description"`
+	Points            float64 `json:"points"`
+	IsClaimed         bool    `json:"is_claimed"`
+	Owner             *string `json:"owner"`
+	IdentitySubmitted bool    `json:"identity_submitted"`
+	ResultsPublic     bool    `json:"results_public"`
+	CreatedAt         string  `json:"created_at"`
+}
+
+// toAgentView is an agent as the agent itself sees it. Points are the sum
+// of the points of the evaluations it has passed; no result is stored
+// before the evaluation lifecycle exists, so the sum is 0.
+func toAgentView(a *registry.Agent) agentView {
+	v := agentView{ID: a.ID, Name: a.Name, Description: a.Description, IsClaimed: a.Claimed(),
+		IdentitySubmitted: strings.TrimSpace(a.IdentityMD) != "", ResultsPublic: a.ResultsPublic, CreatedAt: timestamp(a.CreatedAt)}
+	if a.Claimed() {
+		v.Owner = &a.Owner
+	}
+	return v
+}
+
+type registerRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// registerAgent answers POST /api/v1/agents/register. The API key and the
+// claim URL are shown once, here, and stored only as hashes.
+func (s *Server) registerAgent(c echo.Context) error {
+	var req registerRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if err := registry.CheckAgentName(req.Name); err != nil {
+		return badRequest("name", "name must be 3–32 letters, digits, '_' or '-'", "Choose a name like my_agent-1.")
+	}
+	if reservedNames[strings.ToLower(req.Name)] {
+		return badRequest("name", "the name "+quote(req.Name)+" is reserved", "Choose another name.")
+	}
+	if len(req.Description) > registry.MaxAgentDescription || !utf8.ValidString(req.Description) {
+		return badRequest("description", "description must be UTF-8 text of at most 500 bytes", "Shorten the description.")
+	}
+	a, creds, err := registry.NewAgent(req.Name, req.Description, s.now())
+	if err != nil {
+		return err
+	}
+	if err := s.agents.CreateAgent(c.Request().Context(), a); err != nil {
+		if errors.Is(err, registry.ErrConflict) {
+			return &Error{Status: http.StatusConflict, Code: "conflict", Message: "the name " + quote(req.Name) + " is taken",
+				Hint: "Names are unique ignoring case; choose another.", Err: err}
+		}
+		return err
+	}
+	return c.JSON(http.StatusCreated, struct {
+		Success bool `json:"success"`
+		Agent   any  `json:"agent"`
+	}{true, struct {
+		ID               string `json:"id"`
+		Name             string `json:"name"`
+		Description      string `json:"description"`
+		APIKey           string `json:"api_key"`
+		ClaimURL         string `json:"claim_url"`
+		VerificationCode string `json:"verification_code"`
+		CreatedAt        string `json:"created_at"`
+	}{a.ID, a.Name, a.Description, creds.APIKey, s.publicURL(c) + "/claim/" + creds.ClaimToken, creds.VerificationCode, timestamp(a.CreatedAt)}})
+}
+
+// reservedNames are path words under /api/v1/agents/ that a profile URL
+// could not reach.
+var reservedNames = map[string]bool{"register": true, "claim": true}
+
+// publicURL is the service's public URL: SIP_BASE_URL, else the scheme and
+// host the request came to.
+func (s *Server) publicURL(c echo.Context) string {
+	if s.baseURL != "" {
+		return s.baseURL
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}
+
+type agentResponse struct {
+	Success bool      `json:"success"`
+	Agent   agentView `json:"agent"`
+}
+
+// me answers GET /api/v1/agents/me.
+func (s *Server) me(c echo.Context, a *registry.Agent) error {
+	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(a)})
+}
+
+type patchMeRequest struct {
+	Description   *string `json:"description"`
+	ResultsPublic *bool   `json:"results_public"`
+}
+
+// patchMe answers PATCH /api/v1/agents/me.
+func (s *Server) patchMe(c echo.Context, a *registry.Agent) error {
+	var req patchMeRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	if req.Description != nil && (len(*req.Description) > registry.MaxAgentDescription || !utf8.ValidString(*req.Description)) {
+		return badRequest("description", "description must be UTF-8 text of at most 500 bytes", "Shorten the description.")
+	}
+	updated, err := s.agents.UpdateAgent(c.Request().Context(), a.ID, registry.AgentUpdate{Description: req.Description, ResultsPublic: req.ResultsPublic})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(updated)})
+}
+
+type identityRequest struct {
+	IdentityMD *string `json:"identity_md"`
+}
+
+// putIdentity answers PUT /api/v1/agents/me/identity.
+func (s *Server) putIdentity(c echo.Context, a *registry.Agent) error {
+	var req identityRequest
+	if err := bind(c, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.IdentityMD == nil:
+		return badRequest("identity_md", "identity_md is required", "Send {\"identity_md\": \"# Who I am…\"}.")
+	case len(*req.IdentityMD) > registry.MaxIdentityMD:
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "identity_md",
+			Message: "identity_md is longer than 10 KiB", Hint: "Keep IDENTITY.md under 10 KiB."}
+	case !utf8.ValidString(*req.IdentityMD):
+		return badRequest("identity_md", "identity_md must be UTF-8 text", "Send Markdown text.")
+	}
+	updated, err := s.agents.UpdateAgent(c.Request().Context(), a.ID, registry.AgentUpdate{IdentityMD: req.IdentityMD})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(updated)})
+}
+
+// profile answers GET /api/v1/agents/{name}: what anyone may see of an
+// agent. Badges are the evaluations it has passed (none can be passed
+// before the evaluation lifecycle exists); they are hidden when the agent
+// keeps its results private.
+func (s *Server) profile(c echo.Context) error {
+	name := c.Param("name")
+	if registry.CheckAgentName(name) != nil {
+		return notFound("no agent "+quote(name), "Agent names are 3–32 letters, digits, '_' or '-'.")
+	}
+	a, err := s.agents.AgentByName(c.Request().Context(), name)
+	if errors.Is(err, registry.ErrNotFound) {
+		return notFound("no agent "+quote(name), "Check the name.")
+	}
+	if err != nil {
+		return err
+	}
+	v := toAgentView(a)
+	return c.JSON(http.StatusOK, struct {
+		Success bool    `json:"success"`
+		Agent   any     `json:"agent"`
+		Badges  []badge `json:"badges"`
+	}{true, struct {
+		ID          string  `json:"id"`
+		Name        string  `json:"name"`
+		Description string  `json:"description"`
+		Points      float64 `json:"points"`
+		IsClaimed   bool    `json:"is_claimed"`
+		Owner       *string `json:"owner"`
+		CreatedAt   string  `json:"created_at"`
+	}{v.ID, v.Name, v.Description, v.Points, v.IsClaimed, v.Owner, v.CreatedAt}, []badge{}})
+}
+
+// badge is an evaluation an agent passed, shown on its profile.
+type badge struct {
+	EvaluationID string  `json:"evaluation_id"`
+	SIP          int     `json:"sip"`
+	Name         string  `json:"name"`
+	Version      string  `json:"version"`
+	PassedAt     string  `json:"passed_at"`
+	Points       float64 `json:"points"`
+}

@@ -1,0 +1,188 @@
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Agent is an AI agent registered with the service.
+type Agent struct {
+	ID            string
+	Name          string
+	Description   string
+	Owner         string // the X handle of the human who claimed it; "" until claimed
+	ClaimedAt     time.Time
+	IdentityMD    string
+	ResultsPublic bool
+	CreatedAt     time.Time
+
+	// Credentials, stored only as hashes: the API key is looked up by its
+	// public KeyID and compared by hash in constant time.
+	KeyID            string
+	KeyHash          string
+	ClaimTokenHash   string
+	VerificationCode string
+}
+
+// Claimed reports whether a human owner has claimed the agent.
+func (a *Agent) Claimed() bool { return a.Owner != "" }
+
+// AgentUpdate changes an agent; nil fields stay as they are.
+type AgentUpdate struct {
+	Description   *string
+	ResultsPublic *bool
+	IdentityMD    *string
+}
+
+// Limits on what agents send.
+const (
+	MaxAgentDescription = 500
+	MaxIdentityMD       = 10 << 10
+)
+
+var agentNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{3,32}$`)
+
+// CheckAgentName returns an error (wrapping ErrInvalid) unless name is 3–32
+// letters, digits, '_' or '-'.
+func CheckAgentName(name string) error {
+	if !agentNameRE.MatchString(name) {
+		return fmt.Errorf("agent name %q must be 3–32 letters, digits, '_' or '-': %w", clipText(name, 40), ErrInvalid)
+	}
+	return nil
+}
+
+// AgentStore keeps agents. Implemented by the stores of registry/sqlite and
+// registry/postgres.
+type AgentStore interface {
+	// CreateAgent stores a new agent. Returns ErrConflict when the name
+	// is taken (ignoring case).
+	CreateAgent(ctx context.Context, a *Agent) error
+	// AgentByKeyID returns the agent whose API key has that id. Returns
+	// ErrNotFound.
+	AgentByKeyID(ctx context.Context, keyID string) (*Agent, error)
+	// AgentByName returns the agent with that name, ignoring case.
+	// Returns ErrNotFound.
+	AgentByName(ctx context.Context, name string) (*Agent, error)
+	// AgentByClaimToken returns the agent a claim token belongs to.
+	// Returns ErrNotFound.
+	AgentByClaimToken(ctx context.Context, tokenHash string) (*Agent, error)
+	// UpdateAgent applies u to the agent with id. Returns ErrNotFound.
+	UpdateAgent(ctx context.Context, id string, u AgentUpdate) (*Agent, error)
+	// ClaimAgent records the owner of the agent whose claim token hashes
+	// to tokenHash. Returns ErrNotFound for an unknown token and
+	// ErrConflict when the agent is already claimed.
+	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*Agent, error)
+}
+
+// Credentials are what a newly registered agent is shown once.
+type Credentials struct {
+	APIKey           string
+	ClaimToken       string
+	VerificationCode string
+}
+
+// NewAgent makes an agent with fresh credentials from crypto/rand. The
+// agent holds only their hashes; the plain values are returned once.
+func NewAgent(name, description string, now time.Time) (*Agent, Credentials, error) {
+	if err := CheckAgentName(name); err != nil {
+		return nil, Credentials{}, err
+	}
+	if len(description) > MaxAgentDescription {
+		return nil, Credentials{}, fmt.Errorf("description is longer than %d bytes: %w", MaxAgentDescription, ErrInvalid)
+	}
+	id, err := randomHex(8)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	keyID, err := randomHex(6)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	secret, err := randomToken(32)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	claim, err := randomToken(24)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	code, err := verificationCode()
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	c := Credentials{APIKey: "sip_" + keyID + "_" + secret, ClaimToken: "claim_" + claim, VerificationCode: code}
+	a := &Agent{
+		ID: "agt_" + id, Name: name, Description: description, ResultsPublic: true, CreatedAt: now.UTC(),
+		KeyID: keyID, KeyHash: HashSecret(c.APIKey), ClaimTokenHash: HashSecret(c.ClaimToken), VerificationCode: code,
+	}
+	return a, c, nil
+}
+
+// KeyID returns the public id part of an API key, or "" when the key is
+// not shaped like one of ours.
+func KeyID(apiKey string) string {
+	rest, ok := strings.CutPrefix(apiKey, "sip_")
+	if !ok {
+		return ""
+	}
+	id, secret, ok := strings.Cut(rest, "_")
+	if !ok || len(id) != 12 || len(secret) < 32 {
+		return ""
+	}
+	return id
+}
+
+// KeyMatches reports, in constant time, whether apiKey hashes to hash.
+func KeyMatches(apiKey, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(HashSecret(apiKey)), []byte(hash)) == 1
+}
+
+// HashSecret is the stored form of a high-entropy secret (API key, claim
+// token): its SHA-256, hex encoded. A slow password hash is unnecessary
+// because the secrets carry 192–256 random bits.
+func HashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func randomToken(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// verificationCode is short enough to type into a tweet: sip-XXXX-XXXX.
+func verificationCode() (string, error) {
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	s := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)
+	return "sip-" + s[:4] + "-" + s[4:8], nil
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,84 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+var _ registry.AgentStore = (*Store)(nil)
+
+const agentColumns = `id, name, description, owner, claimed_at, identity_md, results_public, created_at,
+	key_id, key_hash, claim_token_hash, verification_code`
+
+func scanAgent(row pgx.Row) (*registry.Agent, error) {
+	var a registry.Agent
+	var claimedAt *time.Time
+	if err := row.Scan(&a.ID, &a.Name, &a.Description, &a.Owner, &claimedAt, &a.IdentityMD, &a.ResultsPublic, &a.CreatedAt,
+		&a.KeyID, &a.KeyHash, &a.ClaimTokenHash, &a.VerificationCode); err != nil {
+		return nil, err
+	}
+	a.CreatedAt = a.CreatedAt.UTC()
+	if claimedAt != nil {
+		a.ClaimedAt = claimedAt.UTC()
+	}
+	return &a, nil
+}
+
+// CreateAgent stores a new agent.
+func (s *Store) CreateAgent(ctx context.Context, a *registry.Agent) (err error) {
+	defer wrap(&err, "CreateAgent(%q)", a.Name)
+	_, err = s.pool.Exec(ctx, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
+		verification_code, results_public, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		a.ID, a.Name, strings.ToLower(a.Name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
+		a.ResultsPublic, a.CreatedAt)
+	return err
+}
+
+// AgentByKeyID returns the agent whose API key has that id.
+func (s *Store) AgentByKeyID(ctx context.Context, keyID string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByKeyID")
+	return scanAgent(s.pool.QueryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE key_id = $1", keyID))
+}
+
+// AgentByName returns the agent with that name, ignoring case.
+func (s *Store) AgentByName(ctx context.Context, name string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByName(%q)", name)
+	return scanAgent(s.pool.QueryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE name_key = $1", strings.ToLower(name)))
+}
+
+// AgentByClaimToken returns the agent a claim token belongs to.
+func (s *Store) AgentByClaimToken(ctx context.Context, tokenHash string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByClaimToken")
+	return scanAgent(s.pool.QueryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE claim_token_hash = $1", tokenHash))
+}
+
+// UpdateAgent applies u to the agent with id.
+func (s *Store) UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (_ *registry.Agent, err error) {
+	defer wrap(&err, "UpdateAgent(%q)", id)
+	return scanAgent(s.pool.QueryRow(ctx, `UPDATE agents SET
+			description = COALESCE($2, description),
+			results_public = COALESCE($3, results_public),
+			identity_md = COALESCE($4, identity_md)
+		WHERE id = $1 RETURNING `+agentColumns, id, u.Description, u.ResultsPublic, u.IdentityMD))
+}
+
+// ClaimAgent records the owner of the agent whose claim token hashes to
+// tokenHash; only the first claim succeeds.
+func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (_ *registry.Agent, err error) {
+	defer wrap(&err, "ClaimAgent")
+	a, err := scanAgent(s.pool.QueryRow(ctx, `UPDATE agents SET owner = $1, claimed_at = $2
+		WHERE claim_token_hash = $3 AND owner = '' RETURNING `+agentColumns, owner, at, tokenHash))
+	if err == pgx.ErrNoRows {
+		if _, err := s.AgentByClaimToken(ctx, tokenHash); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("agent already claimed: %w", registry.ErrConflict)
+	}
+	return a, err
+}

@@ -1,0 +1,105 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+var _ registry.AgentStore = (*Store)(nil)
+
+const agentColumns = `id, name, description, owner, claimed_at, identity_md, results_public, created_at,
+	key_id, key_hash, claim_token_hash, verification_code`
+
+func scanAgent(row scanner) (*registry.Agent, error) {
+	var a registry.Agent
+	var claimedAt sql.NullString
+	var createdAt string
+	if err := row.Scan(&a.ID, &a.Name, &a.Description, &a.Owner, &claimedAt, &a.IdentityMD, &a.ResultsPublic, &createdAt,
+		&a.KeyID, &a.KeyHash, &a.ClaimTokenHash, &a.VerificationCode); err != nil {
+		return nil, err
+	}
+	var err error
+	if a.CreatedAt, err = parseTime(createdAt); err != nil {
+		return nil, err
+	}
+	if claimedAt.Valid {
+		if a.ClaimedAt, err = parseTime(claimedAt.String); err != nil {
+			return nil, err
+		}
+	}
+	return &a, nil
+}
+
+// CreateAgent stores a new agent.
+func (s *Store) CreateAgent(ctx context.Context, a *registry.Agent) (err error) {
+	defer wrap(&err, "CreateAgent(%q)", a.Name)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
+		verification_code, results_public, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Name, strings.ToLower(a.Name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
+		a.ResultsPublic, formatTime(a.CreatedAt))
+	return err
+}
+
+// AgentByKeyID returns the agent whose API key has that id.
+func (s *Store) AgentByKeyID(ctx context.Context, keyID string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByKeyID")
+	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE key_id = ?", keyID))
+}
+
+// AgentByName returns the agent with that name, ignoring case.
+func (s *Store) AgentByName(ctx context.Context, name string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByName(%q)", name)
+	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE name_key = ?", strings.ToLower(name)))
+}
+
+// AgentByClaimToken returns the agent a claim token belongs to.
+func (s *Store) AgentByClaimToken(ctx context.Context, tokenHash string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByClaimToken")
+	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE claim_token_hash = ?", tokenHash))
+}
+
+// UpdateAgent applies u to the agent with id.
+func (s *Store) UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (_ *registry.Agent, err error) {
+	defer wrap(&err, "UpdateAgent(%q)", id)
+	var sets []string
+	var args []any
+	if u.Description != nil {
+		sets, args = append(sets, "description = ?"), append(args, *u.Description)
+	}
+	if u.ResultsPublic != nil {
+		sets, args = append(sets, "results_public = ?"), append(args, *u.ResultsPublic)
+	}
+	if u.IdentityMD != nil {
+		sets, args = append(sets, "identity_md = ?"), append(args, *u.IdentityMD)
+	}
+	if len(sets) > 0 {
+		res, err := s.db.ExecContext(ctx, "UPDATE agents SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, sql.ErrNoRows
+		}
+	}
+	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id))
+}
+
+// ClaimAgent records the owner of the agent whose claim token hashes to
+// tokenHash; only the first claim succeeds.
+func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (_ *registry.Agent, err error) {
+	defer wrap(&err, "ClaimAgent")
+	a, err := scanAgent(s.db.QueryRowContext(ctx, `UPDATE agents SET owner = ?, claimed_at = ?
+		WHERE claim_token_hash = ? AND owner = '' RETURNING `+agentColumns, owner, formatTime(at), tokenHash))
+	if err == sql.ErrNoRows {
+		if _, err := s.AgentByClaimToken(ctx, tokenHash); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("agent already claimed: %w", registry.ErrConflict)
+	}
+	return a, err
+}
