@@ -41,3 +41,7 @@ func BenchmarkSync1000(b *testing.B) {
 func TestAgentStore(t *testing.T) {
 	registrytest.RunAgentStoreTests(t, func(t *testing.T) registry.AgentStore { return MustOpen(t) })
 }
+
+func TestEvaluationStore(t *testing.T) {
+	registrytest.RunEvaluationStoreTests(t, func(t *testing.T) registrytest.FullStore { return MustOpen(t) })
+}

@@ -149,7 +149,9 @@ func wrap(errp *error, format string, args ...any) {
 	}
 }
 
-const timeFormat = time.RFC3339Nano
+// Times are stored as UTC text of fixed width, so that comparing the text
+// compares the times (keyset pagination depends on it).
+const timeFormat = "2006-01-02T15:04:05.000000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
@@ -157,7 +159,7 @@ func parseTime(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	return time.Parse(timeFormat, s)
+	return time.Parse(time.RFC3339Nano, s)
 }
 
 func placeholders(n int) string {

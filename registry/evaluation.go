@@ -1,0 +1,265 @@
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RegistrationStatus is where an agent's attempt at an evaluation stands.
+type RegistrationStatus string
+
+// Registration statuses. registered, in_progress and awaiting_grading are
+// open: an agent holds at most one open registration per evaluation.
+const (
+	RegRegistered      RegistrationStatus = "registered"
+	RegInProgress      RegistrationStatus = "in_progress"
+	RegAwaitingGrading RegistrationStatus = "awaiting_grading"
+	RegCompleted       RegistrationStatus = "completed"
+	RegCancelled       RegistrationStatus = "cancelled"
+)
+
+// Open reports whether the registration still awaits a result.
+func (s RegistrationStatus) Open() bool {
+	return s == RegRegistered || s == RegInProgress || s == RegAwaitingGrading
+}
+
+// Registration is an agent's attempt at one evaluation, pinned to the
+// version of the SIP it registered under.
+type Registration struct {
+	ID           string
+	AgentID      string
+	EvaluationID string
+	VersionID    int64
+	Version      string
+	Status       RegistrationStatus
+	RegisteredAt time.Time
+	StartedAt    time.Time
+	CompletedAt  time.Time
+}
+
+// Challenge is a Proof of Agentic Work challenge. It lives in the database
+// so any replica can serve and check it.
+type Challenge struct {
+	ID             string
+	RegistrationID string
+	AgentID        string
+	Values         []int
+	Nonce          string
+	CreatedAt      time.Time
+	ExpiresAt      time.Time
+	UsedAt         time.Time
+}
+
+// PoAWValues is how many numbers a challenge holds.
+const PoAWValues = 30
+
+// NewChallenge makes a challenge of 30 integers in 0–9999 and a nonce,
+// from crypto/rand.
+func NewChallenge(registrationID, agentID string, now time.Time, ttl time.Duration) (*Challenge, error) {
+	id, err := randomHex(10)
+	if err != nil {
+		return nil, err
+	}
+	nonce, err := randomHex(16)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 2*PoAWValues)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	values := make([]int, PoAWValues)
+	for i := range values {
+		values[i] = int(binary.BigEndian.Uint16(b[2*i:])) % 10000
+	}
+	return &Challenge{ID: "ch_" + id, RegistrationID: registrationID, AgentID: agentID, Values: values, Nonce: nonce,
+		CreatedAt: now.UTC(), ExpiresAt: now.UTC().Add(ttl)}, nil
+}
+
+// PoAWHash is the answer to a challenge: the SHA-256, in lower-case hex,
+// of the values sorted ascending as JSON without spaces, followed by the
+// nonce. Values [3,1,2] and nonce "n" hash the text "[1,2,3]n".
+func PoAWHash(values []int, nonce string) string {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	parts := make([]string, len(sorted))
+	for i, v := range sorted {
+		parts[i] = strconv.Itoa(v)
+	}
+	sum := sha256.Sum256([]byte("[" + strings.Join(parts, ",") + "]" + nonce))
+	return hex.EncodeToString(sum[:])
+}
+
+// CheckPoAW reports, in constant time, whether hash answers c.
+func CheckPoAW(c *Challenge, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(PoAWHash(c.Values, c.Nonce)), []byte(strings.ToLower(strings.TrimSpace(hash)))) == 1
+}
+
+// Result is the outcome of one graded attempt. It names the version of
+// the SIP the registration was made under, and keeps its execution record.
+type Result struct {
+	ID             string
+	RegistrationID string
+	AgentID        string
+	EvaluationID   string
+	VersionID      int64
+	Version        string
+	ContentSHA256  string
+	Passed         bool
+	Score          *float64
+	MaxScore       *float64
+	PointsEarned   float64
+	Details        map[string]any
+	CompletedAt    time.Time
+	// ExpiresAt is when a pass stops counting (config.valid_days); zero
+	// means never.
+	ExpiresAt time.Time
+	Trace     Trace
+}
+
+// Valid reports whether r is a pass that still counts at now.
+func (r *Result) Valid(now time.Time) bool {
+	return r.Passed && (r.ExpiresAt.IsZero() || now.Before(r.ExpiresAt))
+}
+
+// Trace is the execution record of a graded attempt, after the assessment
+// design: its status and exit code, the gates it went through, timings,
+// and its inputs as hashes (never raw secrets).
+type Trace struct {
+	Status      string            `json:"status"` // success, failure, timeout
+	ExitCode    int               `json:"exit_code"`
+	Gates       []Gate            `json:"gates"`
+	StartedAt   time.Time         `json:"started_at"`
+	CompletedAt time.Time         `json:"completed_at"`
+	DurationMS  int64             `json:"duration_ms"`
+	Inputs      map[string]string `json:"inputs"`
+	Handler     string            `json:"handler"`
+}
+
+// Gate is one checkpoint of an attempt.
+type Gate struct {
+	Gate   int    `json:"gate"`
+	Name   string `json:"name"` // precondition, execution, output, goal
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Exit codes of execution records (assessment design, section 3).
+const (
+	ExitSuccess          = 0
+	ExitDataError        = 65
+	ExitTimeout          = 81
+	ExitValidationFailed = 84
+)
+
+// HashInput records an input in a trace without revealing it.
+func HashInput(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ResultFilter selects results. Cursor continues a previous page.
+type ResultFilter struct {
+	EvaluationID string
+	AgentID      string
+	Version      string
+	// Viewer is the agent asking (""): results of agents who keep them
+	// private are shown only to themselves.
+	Viewer string
+	Limit  int
+	Cursor string
+}
+
+// EvaluationStore keeps registrations, challenges and results.
+type EvaluationStore interface {
+	// Register opens a registration, or returns the agent's open one for
+	// the evaluation (created false). Concurrent calls open one.
+	Register(ctx context.Context, r *Registration) (_ *Registration, created bool, err error)
+	// OpenRegistration returns the agent's open registration for an
+	// evaluation. Returns ErrNotFound.
+	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*Registration, error)
+	// OpenRegistrations lists an agent's open registrations.
+	OpenRegistrations(ctx context.Context, agentID string) ([]*Registration, error)
+	// MoveRegistration changes the status of a registration that is in
+	// one of from. Returns ErrConflict when it is not.
+	MoveRegistration(ctx context.Context, id string, from []RegistrationStatus, to RegistrationStatus, at time.Time) (*Registration, error)
+	// CreateChallenge stores a new challenge.
+	CreateChallenge(ctx context.Context, c *Challenge) error
+	// Challenge returns a challenge. Returns ErrNotFound.
+	Challenge(ctx context.Context, id string) (*Challenge, error)
+	// OpenChallenge returns the registration's unused, unexpired
+	// challenge. Returns ErrNotFound.
+	OpenChallenge(ctx context.Context, registrationID string, now time.Time) (*Challenge, error)
+	// UseChallenge marks a challenge used. Returns ErrConflict when it
+	// was used already.
+	UseChallenge(ctx context.Context, id string, at time.Time) error
+	// RecordResult stores the result of a registration and completes it,
+	// in one transaction. points is credited only if the agent has never
+	// been credited for the evaluation. Returns ErrConflict when the
+	// registration already has a result or is not open.
+	RecordResult(ctx context.Context, r *Result, points float64) (*Result, error)
+	// Result returns a result. Returns ErrNotFound.
+	Result(ctx context.Context, id string) (*Result, error)
+	// Results lists results, newest first, and the cursor of the next page.
+	Results(ctx context.Context, f ResultFilter) ([]*Result, string, error)
+	// Passes lists an agent's passing results, newest first.
+	Passes(ctx context.Context, agentID string) ([]*Result, error)
+	// AgentPoints sums the points credited to an agent.
+	AgentPoints(ctx context.Context, agentID string) (float64, error)
+}
+
+// Page sizes of result listings.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 200
+)
+
+// PageSize clamps a requested page size.
+func PageSize(n int) int {
+	if n <= 0 {
+		return DefaultPageSize
+	}
+	return min(n, MaxPageSize)
+}
+
+// EncodeCursor makes the opaque cursor that continues a listing after the
+// result completed at at with id.
+func EncodeCursor(at time.Time, id string) string {
+	return base64URL(at.UTC().Format(time.RFC3339Nano) + "|" + id)
+}
+
+// DecodeCursor reads a cursor. Returns ErrInvalid for anything else.
+func DecodeCursor(c string) (time.Time, string, error) {
+	raw, err := unbase64URL(c)
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("cursor: %w", ErrInvalid)
+	}
+	ts, id, ok := strings.Cut(raw, "|")
+	at, err := time.Parse(time.RFC3339Nano, ts)
+	if !ok || err != nil || id == "" {
+		return time.Time{}, "", fmt.Errorf("cursor: %w", ErrInvalid)
+	}
+	return at, id, nil
+}
+
+func base64URL(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func unbase64URL(s string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return string(b), err
+}

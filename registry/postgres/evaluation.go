@@ -1,0 +1,338 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+var _ registry.EvaluationStore = (*Store)(nil)
+
+const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
+const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
+const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
+
+func scanRegistration(row pgx.Row) (*registry.Registration, error) {
+	var r registry.Registration
+	var status string
+	var started, completed *time.Time
+	if err := row.Scan(&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &r.RegisteredAt, &started, &completed); err != nil {
+		return nil, err
+	}
+	r.Status = registry.RegistrationStatus(status)
+	r.RegisteredAt = r.RegisteredAt.UTC()
+	if started != nil {
+		r.StartedAt = started.UTC()
+	}
+	if completed != nil {
+		r.CompletedAt = completed.UTC()
+	}
+	return &r, nil
+}
+
+// Register opens a registration, or returns the open one.
+func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *registry.Registration, created bool, err error) {
+	defer wrap(&err, "Register")
+	tag, err := s.pool.Exec(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
+		VALUES ($1, $2, $3, $4, 'registered', $5)
+		ON CONFLICT (agent_id, evaluation_id) WHERE status IN `+openStatuses+` DO NOTHING`,
+		r.ID, r.AgentID, r.EvaluationID, r.VersionID, r.RegisteredAt)
+	if err != nil {
+		return nil, false, err
+	}
+	open, err := s.OpenRegistration(ctx, r.AgentID, r.EvaluationID)
+	return open, tag.RowsAffected() == 1, err
+}
+
+// OpenRegistration returns the agent's open registration for an evaluation.
+func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *registry.Registration, err error) {
+	defer wrap(&err, "OpenRegistration")
+	return scanRegistration(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+registrationFrom+
+		" WHERE r.agent_id = $1 AND r.evaluation_id = $2 AND r.status IN "+openStatuses, agentID, evaluationID))
+}
+
+// OpenRegistrations lists an agent's open registrations.
+func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
+	defer wrap(&err, "OpenRegistrations")
+	rows, err := s.pool.Query(ctx, "SELECT "+registrationColumns+registrationFrom+
+		" WHERE r.agent_id = $1 AND r.status IN "+openStatuses, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*registry.Registration
+	for rows.Next() {
+		r, err := scanRegistration(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// MoveRegistration changes a registration's status if it is in one of from.
+func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (_ *registry.Registration, err error) {
+	defer wrap(&err, "MoveRegistration(%q → %s)", id, to)
+	froms := make([]string, len(from))
+	for i, f := range from {
+		froms[i] = string(f)
+	}
+	set := "status = $1"
+	args := []any{string(to), id, froms}
+	switch to {
+	case registry.RegInProgress:
+		set += ", started_at = COALESCE(started_at, $4)"
+		args = append(args, at)
+	case registry.RegCompleted, registry.RegCancelled:
+		set += ", completed_at = $4"
+		args = append(args, at)
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE registrations SET "+set+" WHERE id = $2 AND status = ANY($3)", args...)
+	if err != nil {
+		return nil, err
+	}
+	row := func() (*registry.Registration, error) {
+		return scanRegistration(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = $1", id))
+	}
+	if tag.RowsAffected() != 1 {
+		if _, err := row(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("registration is not %v: %w", from, registry.ErrConflict)
+	}
+	return row()
+}
+
+// CreateChallenge stores a new challenge.
+func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+	defer wrap(&err, "CreateChallenge")
+	_, err = s.pool.Exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt)
+	return err
+}
+
+const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
+
+func scanChallenge(row pgx.Row) (*registry.Challenge, error) {
+	var c registry.Challenge
+	var used *time.Time
+	var values []int32
+	if err := row.Scan(&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &c.CreatedAt, &c.ExpiresAt, &used); err != nil {
+		return nil, err
+	}
+	c.Values = make([]int, len(values))
+	for i, v := range values {
+		c.Values[i] = int(v)
+	}
+	c.CreatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.ExpiresAt.UTC()
+	if used != nil {
+		c.UsedAt = used.UTC()
+	}
+	return &c, nil
+}
+
+// Challenge returns a challenge.
+func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
+	defer wrap(&err, "Challenge")
+	return scanChallenge(s.pool.QueryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = $1", id))
+}
+
+// OpenChallenge returns the registration's unused, unexpired challenge.
+func (s *Store) OpenChallenge(ctx context.Context, registrationID string, now time.Time) (_ *registry.Challenge, err error) {
+	defer wrap(&err, "OpenChallenge")
+	return scanChallenge(s.pool.QueryRow(ctx, "SELECT "+challengeColumns+` FROM challenges
+		WHERE registration_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC LIMIT 1`, registrationID, now))
+}
+
+// UseChallenge marks a challenge used, once.
+func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err error) {
+	defer wrap(&err, "UseChallenge")
+	tag, err := s.pool.Exec(ctx, "UPDATE challenges SET used_at = $1 WHERE id = $2 AND used_at IS NULL", at, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		if _, err := s.Challenge(ctx, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("challenge already used: %w", registry.ErrConflict)
+	}
+	return nil
+}
+
+// RecordResult stores a registration's result and completes it. The
+// registration row is locked first, so concurrent submissions queue and
+// the later ones find it completed.
+func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "RecordResult")
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	var status string
+	if err := tx.QueryRow(ctx, "SELECT status FROM registrations WHERE id = $1 FOR UPDATE", r.RegistrationID).Scan(&status); err != nil {
+		return nil, err
+	}
+	if !registry.RegistrationStatus(status).Open() {
+		return nil, fmt.Errorf("registration is %s: %w", status, registry.ErrConflict)
+	}
+	out := *r
+	out.PointsEarned = 0
+	if r.Passed && points > 0 {
+		var credited bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM results WHERE agent_id = $1 AND evaluation_id = $2 AND points_earned > 0)",
+			r.AgentID, r.EvaluationID).Scan(&credited); err != nil {
+			return nil, err
+		}
+		if !credited {
+			out.PointsEarned = points
+		}
+	}
+	details, err := json.Marshal(orEmpty(out.Details))
+	if err != nil {
+		return nil, err
+	}
+	trace, err := json.Marshal(out.Trace)
+	if err != nil {
+		return nil, err
+	}
+	var expires *time.Time
+	if !out.ExpiresAt.IsZero() {
+		expires = &out.ExpiresAt
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
+		passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		out.ID, out.RegistrationID, out.AgentID, out.EvaluationID, out.VersionID, out.Version, out.ContentSHA256, out.Passed,
+		out.Score, out.MaxScore, out.PointsEarned, details, trace, out.CompletedAt, expires); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, "UPDATE registrations SET status = 'completed', completed_at = $1 WHERE id = $2",
+		out.CompletedAt, out.RegistrationID); err != nil {
+		return nil, err
+	}
+	return &out, tx.Commit(ctx)
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at`
+
+func scanResult(row pgx.Row) (*registry.Result, error) {
+	var r registry.Result
+	var details, trace []byte
+	var expires *time.Time
+	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(details, &r.Details); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(trace, &r.Trace); err != nil {
+		return nil, err
+	}
+	r.CompletedAt = r.CompletedAt.UTC()
+	if expires != nil {
+		r.ExpiresAt = expires.UTC()
+	}
+	return &r, nil
+}
+
+// Result returns a result.
+func (s *Store) Result(ctx context.Context, id string) (_ *registry.Result, err error) {
+	defer wrap(&err, "Result")
+	return scanResult(s.pool.QueryRow(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.id = $1", id))
+}
+
+// Results lists results, newest first, with the next page's cursor.
+func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*registry.Result, next string, err error) {
+	defer wrap(&err, "Results")
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	where := []string{"(a.results_public OR r.agent_id = " + arg(f.Viewer) + ")"}
+	if f.EvaluationID != "" {
+		where = append(where, "r.evaluation_id = "+arg(f.EvaluationID))
+	}
+	if f.AgentID != "" {
+		where = append(where, "r.agent_id = "+arg(f.AgentID))
+	}
+	if f.Version != "" {
+		where = append(where, "r.version = "+arg(f.Version))
+	}
+	if f.Cursor != "" {
+		at, id, err := registry.DecodeCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(r.completed_at, r.id) < ("+arg(at)+", "+arg(id)+")")
+	}
+	limit := registry.PageSize(f.Limit)
+	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+" FROM results r JOIN agents a ON a.id = r.agent_id WHERE "+
+		strings.Join(where, " AND ")+" ORDER BY r.completed_at DESC, r.id DESC LIMIT "+arg(limit+1), args...)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	out := []*registry.Result{}
+	for rows.Next() {
+		r, err := scanResult(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = registry.EncodeCursor(last.CompletedAt, last.ID)
+	}
+	return out, next, nil
+}
+
+// Passes lists an agent's passing results, newest first.
+func (s *Store) Passes(ctx context.Context, agentID string) (_ []*registry.Result, err error) {
+	defer wrap(&err, "Passes")
+	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.agent_id = $1 AND r.passed ORDER BY r.completed_at DESC, r.id DESC", agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*registry.Result
+	for rows.Next() {
+		r, err := scanResult(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AgentPoints sums the points credited to an agent.
+func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err error) {
+	defer wrap(&err, "AgentPoints")
+	var p float64
+	err = s.pool.QueryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = $1", agentID).Scan(&p)
+	return p, err
+}

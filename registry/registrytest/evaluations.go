@@ -1,0 +1,267 @@
+package registrytest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/siptest"
+)
+
+// FullStore is a store of SIPs, agents and results together, as the
+// server uses it.
+type FullStore interface {
+	registry.Store
+	registry.AgentStore
+	registry.EvaluationStore
+}
+
+// RunEvaluationStoreTests runs the registrations-and-results half of the
+// conformance suite.
+func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, FullStore)
+	}{
+		{"RegisterOnce", testRegisterOnce},
+		{"MoveRegistration", testMoveRegistration},
+		{"Challenges", testChallenges},
+		{"OneResultAndPointsOnce", testResultsAndPoints},
+		{"VersionIsPinned", testVersionPinned},
+		{"ResultPagesAndPrivacy", testResultPages},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t))
+		})
+	}
+}
+
+// evalFixture syncs two evaluations and creates an agent.
+func evalFixture(t *testing.T, s FullStore) (agent *registry.Agent, alpha *registry.Entry) {
+	t.Helper()
+	mustSync(t, s, []registry.File{siptest.SIP(1, "alpha", "active"), siptest.SIP(2, "beta", "active")}, "c1", t0)
+	agent, _ = mustAgent(t, s.(registry.AgentStore), fmt.Sprintf("agent-%d", time.Now().UnixNano()%1e9))
+	alpha, err := s.Entry(t.Context(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent, alpha
+}
+
+func newRegistration(t *testing.T, agent *registry.Agent, e *registry.Entry, i int) *registry.Registration {
+	return &registry.Registration{ID: fmt.Sprintf("reg_%s_%d_%d", e.ID, i, time.Now().UnixNano()), AgentID: agent.ID,
+		EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: t0}
+}
+
+func testRegisterOnce(t *testing.T, s FullStore) {
+	agent, alpha := evalFixture(t, s)
+	var created atomic.Int32
+	ids := sync.Map{}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			r, ok, err := s.Register(t.Context(), newRegistration(t, agent, alpha, i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				created.Add(1)
+			}
+			ids.Store(r.ID, true)
+		})
+	}
+	wg.Wait()
+	n := 0
+	ids.Range(func(any, any) bool { n++; return true })
+	if created.Load() != 1 || n != 1 {
+		t.Errorf("%d created, %d distinct registrations", created.Load(), n)
+	}
+	open, err := s.OpenRegistrations(t.Context(), agent.ID)
+	if err != nil || len(open) != 1 || open[0].Status != registry.RegRegistered || open[0].Version != "1.0.0" {
+		t.Errorf("open registrations %+v, %v", open, err)
+	}
+}
+
+func testMoveRegistration(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	r, _, err := s.Register(ctx, newRegistration(t, agent, alpha, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, t0.Add(time.Second))
+	if err != nil || moved.Status != registry.RegInProgress || !moved.StartedAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("%+v, %v", moved, err)
+	}
+	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, t0); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("move from a status it is not in: %v", err)
+	}
+	if _, err := s.MoveRegistration(ctx, "reg_none", []registry.RegistrationStatus{registry.RegRegistered}, registry.RegCancelled, t0); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("unknown registration: %v", err)
+	}
+	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegInProgress}, registry.RegCancelled, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OpenRegistration(ctx, agent.ID, alpha.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("cancelled registration still open: %v", err)
+	}
+	if _, created, err := s.Register(ctx, newRegistration(t, agent, alpha, 1)); err != nil || !created {
+		t.Errorf("register again after cancelling: %v, %v", created, err)
+	}
+}
+
+func testChallenges(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 0))
+	c, err := registry.NewChallenge(r.ID, agent.ID, t0, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateChallenge(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Challenge(ctx, c.ID)
+	if err != nil || got.Nonce != c.Nonce || len(got.Values) != 30 || got.Values[7] != c.Values[7] || !got.ExpiresAt.Equal(c.ExpiresAt) {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	if open, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Second)); err != nil || open.ID != c.ID {
+		t.Errorf("open challenge: %v", err)
+	}
+	if _, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Minute)); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("expired challenge still open: %v", err)
+	}
+	var uses atomic.Int32
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if err := s.UseChallenge(ctx, c.ID, t0.Add(time.Second)); err == nil {
+				uses.Add(1)
+			} else if !errors.Is(err, registry.ErrConflict) {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if uses.Load() != 1 {
+		t.Errorf("challenge used %d times", uses.Load())
+	}
+	if _, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Second)); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("used challenge still open: %v", err)
+	}
+}
+
+func result(r *registry.Registration, passed bool, at time.Time) *registry.Result {
+	return &registry.Result{ID: "res_" + r.ID, RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID,
+		VersionID: r.VersionID, Version: r.Version, ContentSHA256: "x", Passed: passed, CompletedAt: at,
+		Trace: registry.Trace{Status: "success", Gates: []registry.Gate{{Gate: 4, Name: "goal", Passed: passed}}}}
+}
+
+func testResultsAndPoints(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 0))
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			res := result(r, true, t0.Add(time.Minute))
+			res.ID = fmt.Sprintf("res_%d", i)
+			switch _, err := s.RecordResult(ctx, res, 5); {
+			case err == nil:
+				wins.Add(1)
+			case !errors.Is(err, registry.ErrConflict):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d results for one registration", wins.Load())
+	}
+	if reg, err := s.OpenRegistration(ctx, agent.ID, alpha.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("registration still open: %+v", reg)
+	}
+	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 1))
+	second, err := s.RecordResult(ctx, result(r2, true, t0.Add(2*time.Minute)), 5)
+	if err != nil || second.PointsEarned != 0 {
+		t.Errorf("second pass credited %v points (%v)", second, err)
+	}
+	if p, err := s.AgentPoints(ctx, agent.ID); err != nil || p != 5 {
+		t.Errorf("points %v, %v", p, err)
+	}
+	passes, err := s.Passes(ctx, agent.ID)
+	if err != nil || len(passes) != 2 || passes[0].ID != second.ID || passes[1].PointsEarned != 5 {
+		t.Errorf("passes %+v, %v", passes, err)
+	}
+	got, err := s.Result(ctx, second.ID)
+	if err != nil || got.Trace.Gates[0].Name != "goal" || got.RegistrationID != r2.ID {
+		t.Errorf("result %+v, %v", got, err)
+	}
+}
+
+func testVersionPinned(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	if _, _, err := s.Register(ctx, newRegistration(t, agent, alpha, 0)); err != nil {
+		t.Fatal(err)
+	}
+	files := []registry.File{siptest.Edit(siptest.SIP(1, "alpha", "active"), "2.0.0", "2026-05-01", "Harder now."), siptest.SIP(2, "beta", "active")}
+	mustSync(t, s, files, "c2", t0.Add(time.Hour))
+	open, err := s.OpenRegistration(ctx, agent.ID, alpha.ID)
+	if err != nil || open.Version != "1.0.0" || open.VersionID != alpha.Current.ID {
+		t.Fatalf("registration follows the new version: %+v, %v", open, err)
+	}
+	res, err := s.RecordResult(ctx, result(open, true, t0.Add(2*time.Hour)), 1)
+	if err != nil || res.Version != "1.0.0" || res.VersionID != alpha.Current.ID {
+		t.Errorf("result %+v, %v", res, err)
+	}
+}
+
+func testResultPages(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	for i := range 5 {
+		r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, i))
+		if _, err := s.RecordResult(ctx, result(r, i%2 == 0, t0.Add(time.Duration(i)*time.Second)), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []string
+	cursor := ""
+	for page := 0; page < 5; page++ {
+		got, next, err := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID, Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			seen = append(seen, r.ID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(seen) != 5 {
+		t.Errorf("paged through %d results: %v", len(seen), seen)
+	}
+	if _, _, err := s.Results(ctx, registry.ResultFilter{Cursor: "garbage!"}); !errors.Is(err, registry.ErrInvalid) {
+		t.Errorf("bad cursor: %v", err)
+	}
+	private := false
+	if _, err := s.UpdateAgent(ctx, agent.ID, registry.AgentUpdate{ResultsPublic: &private}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID}); len(got) != 0 {
+		t.Errorf("private results shown to others: %d", len(got))
+	}
+	if got, _, _ := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID, Viewer: agent.ID}); len(got) != 5 {
+		t.Errorf("private results hidden from their agent: %d", len(got))
+	}
+}

@@ -1,0 +1,343 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+var _ registry.EvaluationStore = (*Store)(nil)
+
+const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
+const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
+
+func scanRegistration(row scanner) (*registry.Registration, error) {
+	var r registry.Registration
+	var status, registered string
+	var started, completed sql.NullString
+	if err := row.Scan(&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &registered, &started, &completed); err != nil {
+		return nil, err
+	}
+	r.Status = registry.RegistrationStatus(status)
+	var err error
+	if r.RegisteredAt, err = parseTime(registered); err != nil {
+		return nil, err
+	}
+	if r.StartedAt, err = parseTime(started.String); err != nil {
+		return nil, err
+	}
+	r.CompletedAt, err = parseTime(completed.String)
+	return &r, err
+}
+
+const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
+
+// Register opens a registration, or returns the open one.
+func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *registry.Registration, created bool, err error) {
+	defer wrap(&err, "Register")
+	res, err := s.db.ExecContext(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
+		VALUES (?, ?, ?, ?, 'registered', ?)
+		ON CONFLICT (agent_id, evaluation_id) WHERE status IN `+openStatuses+` DO NOTHING`,
+		r.ID, r.AgentID, r.EvaluationID, r.VersionID, formatTime(r.RegisteredAt))
+	if err != nil {
+		return nil, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, false, err
+	}
+	open, err := s.OpenRegistration(ctx, r.AgentID, r.EvaluationID)
+	return open, n == 1, err
+}
+
+// OpenRegistration returns the agent's open registration for an evaluation.
+func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *registry.Registration, err error) {
+	defer wrap(&err, "OpenRegistration")
+	return scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+
+		" WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN "+openStatuses, agentID, evaluationID))
+}
+
+// OpenRegistrations lists an agent's open registrations.
+func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
+	defer wrap(&err, "OpenRegistrations")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+registrationColumns+registrationFrom+
+		" WHERE r.agent_id = ? AND r.status IN "+openStatuses, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*registry.Registration
+	for rows.Next() {
+		r, err := scanRegistration(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// MoveRegistration changes a registration's status if it is in one of from.
+func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (_ *registry.Registration, err error) {
+	defer wrap(&err, "MoveRegistration(%q → %s)", id, to)
+	args := []any{string(to)}
+	set := "status = ?"
+	switch to {
+	case registry.RegInProgress:
+		set += ", started_at = COALESCE(started_at, ?)"
+		args = append(args, formatTime(at))
+	case registry.RegCompleted, registry.RegCancelled:
+		set += ", completed_at = ?"
+		args = append(args, formatTime(at))
+	}
+	args = append(args, id)
+	for _, f := range from {
+		args = append(args, string(f))
+	}
+	res, err := s.db.ExecContext(ctx, "UPDATE registrations SET "+set+" WHERE id = ? AND status IN ("+placeholders(len(from))+")", args...)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		if _, err := scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id)); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("registration is not %v: %w", from, registry.ErrConflict)
+	}
+	return scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
+}
+
+// CreateChallenge stores a new challenge.
+func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+	defer wrap(&err, "CreateChallenge")
+	values, err := json.Marshal(c.Values)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt))
+	return err
+}
+
+func scanChallenge(row scanner) (*registry.Challenge, error) {
+	var c registry.Challenge
+	var values, created, expires string
+	var used sql.NullString
+	if err := row.Scan(&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &created, &expires, &used); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(values), &c.Values); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if c.ExpiresAt, err = parseTime(expires); err != nil {
+		return nil, err
+	}
+	c.UsedAt, err = parseTime(used.String)
+	return &c, err
+}
+
+const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
+
+// Challenge returns a challenge.
+func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
+	defer wrap(&err, "Challenge")
+	return scanChallenge(s.db.QueryRowContext(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = ?", id))
+}
+
+// OpenChallenge returns the registration's unused, unexpired challenge.
+func (s *Store) OpenChallenge(ctx context.Context, registrationID string, now time.Time) (_ *registry.Challenge, err error) {
+	defer wrap(&err, "OpenChallenge")
+	return scanChallenge(s.db.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
+		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, registrationID, formatTime(now)))
+}
+
+// UseChallenge marks a challenge used, once.
+func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err error) {
+	defer wrap(&err, "UseChallenge")
+	res, err := s.db.ExecContext(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(at), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		if _, err := s.Challenge(ctx, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("challenge already used: %w", registry.ErrConflict)
+	}
+	return nil
+}
+
+// RecordResult stores a registration's result and completes it.
+func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "RecordResult")
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var status string
+	if err := tx.QueryRowContext(ctx, "SELECT status FROM registrations WHERE id = ?", r.RegistrationID).Scan(&status); err != nil {
+		return nil, err
+	}
+	if !registry.RegistrationStatus(status).Open() {
+		return nil, fmt.Errorf("registration is %s: %w", status, registry.ErrConflict)
+	}
+	out := *r
+	out.PointsEarned = 0
+	if r.Passed && points > 0 {
+		var credited int
+		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM results WHERE agent_id = ? AND evaluation_id = ? AND points_earned > 0",
+			r.AgentID, r.EvaluationID).Scan(&credited)
+		if err != nil {
+			return nil, err
+		}
+		if credited == 0 {
+			out.PointsEarned = points
+		}
+	}
+	details, err := json.Marshal(orEmpty(out.Details))
+	if err != nil {
+		return nil, err
+	}
+	trace, err := json.Marshal(out.Trace)
+	if err != nil {
+		return nil, err
+	}
+	var expires any
+	if !out.ExpiresAt.IsZero() {
+		expires = formatTime(out.ExpiresAt)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
+		passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		out.ID, out.RegistrationID, out.AgentID, out.EvaluationID, out.VersionID, out.Version, out.ContentSHA256, out.Passed,
+		out.Score, out.MaxScore, out.PointsEarned, string(details), string(trace), formatTime(out.CompletedAt), expires); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE registrations SET status = 'completed', completed_at = ? WHERE id = ?",
+		formatTime(out.CompletedAt), out.RegistrationID); err != nil {
+		return nil, err
+	}
+	return &out, tx.Commit()
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at`
+
+func scanResult(row scanner) (*registry.Result, error) {
+	var r registry.Result
+	var details, trace, completed string
+	var expires sql.NullString
+	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(details), &r.Details); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(trace), &r.Trace); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.CompletedAt, err = parseTime(completed); err != nil {
+		return nil, err
+	}
+	r.ExpiresAt, err = parseTime(expires.String)
+	return &r, err
+}
+
+// Result returns a result.
+func (s *Store) Result(ctx context.Context, id string) (_ *registry.Result, err error) {
+	defer wrap(&err, "Result")
+	return scanResult(s.db.QueryRowContext(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.id = ?", id))
+}
+
+// Results lists results, newest first, with the next page's cursor.
+func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*registry.Result, next string, err error) {
+	defer wrap(&err, "Results")
+	where := []string{"(a.results_public = 1 OR r.agent_id = ?)"}
+	args := []any{f.Viewer}
+	if f.EvaluationID != "" {
+		where, args = append(where, "r.evaluation_id = ?"), append(args, f.EvaluationID)
+	}
+	if f.AgentID != "" {
+		where, args = append(where, "r.agent_id = ?"), append(args, f.AgentID)
+	}
+	if f.Version != "" {
+		where, args = append(where, "r.version = ?"), append(args, f.Version)
+	}
+	if f.Cursor != "" {
+		at, id, err := registry.DecodeCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		where, args = append(where, "(r.completed_at, r.id) < (?, ?)"), append(args, formatTime(at), id)
+	}
+	limit := registry.PageSize(f.Limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+resultColumns+" FROM results r JOIN agents a ON a.id = r.agent_id WHERE "+
+		strings.Join(where, " AND ")+" ORDER BY r.completed_at DESC, r.id DESC LIMIT ?", append(args, limit+1)...)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	out := []*registry.Result{}
+	for rows.Next() {
+		r, err := scanResult(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = registry.EncodeCursor(last.CompletedAt, last.ID)
+	}
+	return out, next, nil
+}
+
+// Passes lists an agent's passing results, newest first.
+func (s *Store) Passes(ctx context.Context, agentID string) (_ []*registry.Result, err error) {
+	defer wrap(&err, "Passes")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.agent_id = ? AND r.passed = 1 ORDER BY r.completed_at DESC, r.id DESC", agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*registry.Result
+	for rows.Next() {
+		r, err := scanResult(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AgentPoints sums the points credited to an agent.
+func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err error) {
+	defer wrap(&err, "AgentPoints")
+	var p float64
+	err = s.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = ?", agentID).Scan(&p)
+	return p, err
+}
