@@ -17,6 +17,7 @@ import (
 type agentStore interface {
 	CreateAgent(ctx context.Context, a *registry.Agent) error
 	AgentByKeyID(ctx context.Context, keyID string) (*registry.Agent, error)
+	AgentByID(ctx context.Context, id string) (*registry.Agent, error)
 	AgentByName(ctx context.Context, name string) (*registry.Agent, error)
 	AgentByClaimToken(ctx context.Context, tokenHash string) (*registry.Agent, error)
 	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
@@ -35,9 +36,8 @@ type agentView struct {
 	CreatedAt         string  `json:"created_at"`
 }
 
-// toAgentView is an agent as the agent itself sees it. Points are the sum
-// of the points of the evaluations it has passed; no result is stored
-// before the evaluation lifecycle exists, so the sum is 0.
+// toAgentView is an agent as the agent itself sees it; the caller fills in
+// its points, the sum credited for its first pass of each evaluation.
 func toAgentView(a *registry.Agent) agentView {
 	v := agentView{ID: a.ID, Name: a.Name, Description: a.Description, IsClaimed: a.Claimed(),
 		IdentitySubmitted: strings.TrimSpace(a.IdentityMD) != "", ResultsPublic: a.ResultsPublic, CreatedAt: timestamp(a.CreatedAt)}
@@ -113,7 +113,20 @@ type agentResponse struct {
 
 // me answers GET /api/v1/agents/me.
 func (s *Server) me(c echo.Context, a *registry.Agent) error {
-	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(a)})
+	return s.agentJSON(c, a)
+}
+
+// agentJSON answers with an agent as it sees itself, points included.
+func (s *Server) agentJSON(c echo.Context, a *registry.Agent) error {
+	v := toAgentView(a)
+	if s.evals != nil {
+		p, err := s.evals.AgentPoints(c.Request().Context(), a.ID)
+		if err != nil {
+			return err
+		}
+		v.Points = p
+	}
+	return c.JSON(http.StatusOK, agentResponse{true, v})
 }
 
 type patchMeRequest struct {
@@ -134,7 +147,7 @@ func (s *Server) patchMe(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(updated)})
+	return s.agentJSON(c, updated)
 }
 
 type identityRequest struct {
@@ -160,13 +173,12 @@ func (s *Server) putIdentity(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(updated)})
+	return s.agentJSON(c, updated)
 }
 
 // profile answers GET /api/v1/agents/{name}: what anyone may see of an
-// agent. Badges are the evaluations it has passed (none can be passed
-// before the evaluation lifecycle exists); they are hidden when the agent
-// keeps its results private.
+// agent. Badges are the evaluations it holds a valid pass of; they are
+// hidden when the agent keeps its results private.
 func (s *Server) profile(c echo.Context) error {
 	name := c.Param("name")
 	if registry.CheckAgentName(name) != nil {
@@ -180,6 +192,17 @@ func (s *Server) profile(c echo.Context) error {
 		return err
 	}
 	v := toAgentView(a)
+	badges := []badge{}
+	if s.evals != nil {
+		if v.Points, err = s.evals.AgentPoints(c.Request().Context(), a.ID); err != nil {
+			return err
+		}
+		if a.ResultsPublic {
+			if badges, err = s.badges(c, a); err != nil {
+				return err
+			}
+		}
+	}
 	return c.JSON(http.StatusOK, struct {
 		Success bool    `json:"success"`
 		Agent   any     `json:"agent"`
@@ -192,7 +215,28 @@ func (s *Server) profile(c echo.Context) error {
 		IsClaimed   bool    `json:"is_claimed"`
 		Owner       *string `json:"owner"`
 		CreatedAt   string  `json:"created_at"`
-	}{v.ID, v.Name, v.Description, v.Points, v.IsClaimed, v.Owner, v.CreatedAt}, []badge{}})
+	}{v.ID, v.Name, v.Description, v.Points, v.IsClaimed, v.Owner, v.CreatedAt}, badges})
+}
+
+// badges are an agent's valid passes, one per evaluation, by SIP number.
+func (s *Server) badges(c echo.Context, a *registry.Agent) ([]badge, error) {
+	ctx := c.Request().Context()
+	valid, err := s.validPasses(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []badge{}
+	for _, e := range snap.entries {
+		if r := valid[e.ID]; r != nil {
+			out = append(out, badge{EvaluationID: e.ID, SIP: e.Number, Name: e.Name, Version: r.Version,
+				PassedAt: timestamp(r.CompletedAt), Points: e.Points})
+		}
+	}
+	return out, nil
 }
 
 // badge is an evaluation an agent passed, shown on its profile.

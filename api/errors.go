@@ -18,8 +18,9 @@ type Error struct {
 	Code    string
 	Message string
 	Hint    string
-	Field   string // the request field at fault, for validation_failed
-	Err     error  // the cause, logged, never shown
+	Field   string   // the request field at fault, for validation_failed
+	Missing []string // unmet prerequisites, for prerequisites_not_met
+	Err     error    // the cause, logged, never shown
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -34,10 +35,11 @@ func notFound(msg, hint string) *Error {
 }
 
 type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
-	Field   string `json:"field,omitempty"`
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Hint    string   `json:"hint"`
+	Field   string   `json:"field,omitempty"`
+	Missing []string `json:"missing,omitempty"`
 }
 
 type errorBody struct {
@@ -115,7 +117,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 			slog.String("request_id", id), slog.String("route", c.Path()), slog.Int("status", ae.Status), slog.Any("error", err))
 	}
 	body := errorBody{Error: ae.Message, Hint: ae.Hint, RequestID: id,
-		ErrorDetail: errorDetail{Code: ae.Code, Message: ae.Message, Hint: ae.Hint, Field: ae.Field}}
+		ErrorDetail: errorDetail{Code: ae.Code, Message: ae.Message, Hint: ae.Hint, Field: ae.Field, Missing: ae.Missing}}
 	if ae.Status == http.StatusServiceUnavailable {
 		c.Response().Header().Set("Retry-After", "5")
 	}

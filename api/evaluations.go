@@ -63,6 +63,11 @@ type evaluationDetail struct {
 	PrerequisiteDetails []prerequisiteItem `json:"prerequisite_details"`
 	CurrentVersion      versionItem        `json:"current_version"`
 	Endpoints           map[string]string  `json:"endpoints"`
+	// With an agent key: the caller's open registration (or null), its
+	// registration status, and whether it holds a valid pass.
+	Registration       *registrationView `json:"registration,omitempty"`
+	RegistrationStatus string            `json:"registration_status,omitempty"`
+	HasPassed          *bool             `json:"has_passed,omitempty"`
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -78,7 +83,67 @@ func toItem(e *registry.Entry) evaluationItem {
 	}
 	return evaluationItem{ID: e.ID, SIP: e.Number, Name: e.Name, Description: e.Description, Module: e.Module,
 		Type: string(e.Type), Status: string(e.Status), Version: e.SIP.Version, Points: e.Points,
-		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed}
+		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed && canRun(e)}
+}
+
+// select_ lists the evaluations a listing query asks for.
+func (s *snapshot) select_(module, typ, status string) []*registry.Entry {
+	var out []*registry.Entry
+	for _, e := range s.entries {
+		if !e.Type.IsEvaluation() || (module != "" && e.Module != module) || (typ != "" && string(e.Type) != typ) {
+			continue
+		}
+		if status != "all" && (string(e.Status) != status || (status == "active" && e.Removed)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+type agentEvaluationItem struct {
+	evaluationItem
+	RegistrationStatus string `json:"registration_status"`
+	HasPassed          bool   `json:"has_passed"`
+}
+
+// listForAgent is the listing with the caller's own state of each
+// evaluation: its registration status and whether it holds a valid pass.
+func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent, module, typ, status string) error {
+	if s.evals == nil {
+		return errUnauthorized
+	}
+	open, valid, err := s.agentState(c, a)
+	if err != nil {
+		return err
+	}
+	items := []agentEvaluationItem{}
+	for _, e := range snap.select_(module, typ, status) {
+		it := agentEvaluationItem{evaluationItem: toItem(e), HasPassed: valid[e.ID] != nil}
+		var allowed bool
+		it.RegistrationStatus, allowed = registrationStatus(e, open, valid)
+		it.CanRegister = it.CanRegister && allowed
+		items = append(items, it)
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success     bool                  `json:"success"`
+		Evaluations []agentEvaluationItem `json:"evaluations"`
+	}{true, items})
+}
+
+// agentState is an agent's open registrations and valid passes, by evaluation.
+func (s *Server) agentState(c echo.Context, a *registry.Agent) (map[string]*registry.Registration, map[string]*registry.Result, error) {
+	ctx := c.Request().Context()
+	regs, err := s.evals.OpenRegistrations(ctx, a.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	open := map[string]*registry.Registration{}
+	for _, r := range regs {
+		open[r.EvaluationID] = r
+	}
+	valid, err := s.validPasses(ctx, a.ID)
+	return open, valid, err
 }
 
 // listSIPs answers GET /api/v1/sips: every SIP document, process SIPs and
@@ -123,19 +188,20 @@ func (s *Server) listEvaluations(c echo.Context) error {
 	if len(module) > 64 {
 		return badRequest("module", "module is too long", "Modules are at most 64 characters.")
 	}
+	v, err := s.viewer(c)
+	if err != nil {
+		return err
+	}
 	snap, err := s.catalog.current(c.Request().Context())
 	if err != nil {
 		return err
 	}
+	if v != nil {
+		return s.listForAgent(c, snap, v, module, typ, status)
+	}
 	body, err := snap.cached("evaluations\x00"+module+"\x00"+typ+"\x00"+status, func() ([]byte, error) {
 		items := []evaluationItem{}
-		for _, e := range snap.entries {
-			if !e.Type.IsEvaluation() || (module != "" && e.Module != module) || (typ != "" && string(e.Type) != typ) {
-				continue
-			}
-			if status != "all" && (string(e.Status) != status || (status == "active" && e.Removed)) {
-				continue
-			}
+		for _, e := range snap.select_(module, typ, status) {
 			items = append(items, toItem(e))
 		}
 		return encode(struct {
@@ -152,6 +218,10 @@ func (s *Server) listEvaluations(c echo.Context) error {
 // getEvaluation answers GET /api/v1/evaluations/{ref}, ref being the id,
 // SIP-N or N.
 func (s *Server) getEvaluation(c echo.Context) error {
+	v, err := s.viewer(c)
+	if err != nil {
+		return err
+	}
 	snap, err := s.catalog.current(c.Request().Context())
 	if err != nil {
 		return err
@@ -169,6 +239,21 @@ func (s *Server) getEvaluation(c echo.Context) error {
 	for _, id := range e.Prerequisites {
 		if p := snap.byID[id]; p != nil {
 			d.PrerequisiteDetails = append(d.PrerequisiteDetails, prerequisiteItem{ID: p.ID, SIP: p.Number, Name: p.Name, Status: string(p.Status)})
+		}
+	}
+	if v != nil && s.evals != nil {
+		open, valid, err := s.agentState(c, v)
+		if err != nil {
+			return err
+		}
+		var allowed bool
+		d.RegistrationStatus, allowed = registrationStatus(e, open, valid)
+		d.CanRegister = d.CanRegister && allowed
+		passed := valid[e.ID] != nil
+		d.HasPassed = &passed
+		if r := open[e.ID]; r != nil {
+			view := toRegistration(r)
+			d.Registration = &view
 		}
 	}
 	return c.JSON(http.StatusOK, struct {

@@ -18,8 +18,10 @@ import (
 type Config struct {
 	// Store is the registry database.
 	Store registryReader
-	// Agents keeps the agents; nil serves the registry only.
-	Agents agentStore
+	// Agents keeps the agents, and Evaluations their registrations and
+	// results; without them the server serves the registry only.
+	Agents      agentStore
+	Evaluations evaluationStore
 	// BaseURL is the public URL of the service, used in links (claim URLs).
 	BaseURL string
 	// OEmbedURL is X's oEmbed endpoint (DefaultOEmbedURL when empty).
@@ -42,6 +44,7 @@ type Config struct {
 type Server struct {
 	store      registryReader
 	agents     agentStore
+	evals      evaluationStore
 	baseURL    string
 	oembedURL  string
 	httpClient *http.Client
@@ -59,7 +62,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
+	s := &Server{store: cfg.Store, agents: cfg.Agents, evals: cfg.Evaluations, log: log, metrics: newMetrics(), version: cfg.Version,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now}
 	if s.oembedURL == "" {
 		s.oembedURL = DefaultOEmbedURL
@@ -97,6 +100,16 @@ func NewServer(cfg Config) *Server {
 		e.PATCH("/api/v1/agents/me", s.withAgent(s.patchMe))
 		e.PUT("/api/v1/agents/me/identity", s.withAgent(s.putIdentity))
 		e.GET("/api/v1/agents/:name", s.profile)
+	}
+	if s.agents != nil && s.evals != nil {
+		e.POST("/api/v1/evaluations/:ref/register", s.withAgent(s.register))
+		e.DELETE("/api/v1/evaluations/:ref/registration", s.withAgent(s.cancel))
+		e.POST("/api/v1/evaluations/:ref/start", s.withAgent(s.start))
+		e.GET("/api/v1/evaluations/:ref/challenge/:challenge", s.withAgent(s.challenge))
+		e.POST("/api/v1/evaluations/:ref/submit", s.withAgent(s.submit))
+		e.GET("/api/v1/evaluations/:ref/results", s.listResults)
+		e.GET("/api/v1/results/:id", s.getResult)
+		e.GET("/api/v1/results/:id/trace", s.getTrace)
 	}
 	s.echo = e
 	return s

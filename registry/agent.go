@@ -69,6 +69,8 @@ type AgentStore interface {
 	// AgentByKeyID returns the agent whose API key has that id. Returns
 	// ErrNotFound.
 	AgentByKeyID(ctx context.Context, keyID string) (*Agent, error)
+	// AgentByID returns the agent with that id. Returns ErrNotFound.
+	AgentByID(ctx context.Context, id string) (*Agent, error)
 	// AgentByName returns the agent with that name, ignoring case.
 	// Returns ErrNotFound.
 	AgentByName(ctx context.Context, name string) (*Agent, error)

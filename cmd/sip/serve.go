@@ -133,7 +133,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	srv := api.NewServer(api.Config{Store: st, Agents: st, Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL})
+	srv := api.NewServer(api.Config{Store: st, Agents: st, Evaluations: st, Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL})
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
 		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)

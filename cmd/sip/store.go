@@ -18,6 +18,7 @@ import (
 type store interface {
 	registry.Store
 	registry.AgentStore
+	registry.EvaluationStore
 	Migrate(ctx context.Context) error
 }
 

@@ -54,6 +54,7 @@ func testAgentCreateAndFind(t *testing.T, s registry.AgentStore) {
 	for name, find := range map[string]func() (*registry.Agent, error){
 		"key id":      func() (*registry.Agent, error) { return s.AgentByKeyID(ctx, registry.KeyID(c.APIKey)) },
 		"name":        func() (*registry.Agent, error) { return s.AgentByName(ctx, "ada_agent-1") },
+		"id":          func() (*registry.Agent, error) { return s.AgentByID(ctx, a.ID) },
 		"claim token": func() (*registry.Agent, error) { return s.AgentByClaimToken(ctx, registry.HashSecret(c.ClaimToken)) },
 	} {
 		got, err := find()

@@ -51,6 +51,12 @@ func (s *Store) AgentByKeyID(ctx context.Context, keyID string) (_ *registry.Age
 	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE key_id = ?", keyID))
 }
 
+// AgentByID returns the agent with that id.
+func (s *Store) AgentByID(ctx context.Context, id string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "AgentByID")
+	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id))
+}
+
 // AgentByName returns the agent with that name, ignoring case.
 func (s *Store) AgentByName(ctx context.Context, name string) (_ *registry.Agent, err error) {
 	defer wrap(&err, "AgentByName(%q)", name)

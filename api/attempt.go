@@ -1,0 +1,262 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// start answers POST /api/v1/evaluations/{ref}/start.
+func (s *Server) start(c echo.Context, a *registry.Agent) error {
+	ctx := c.Request().Context()
+	e, reg, err := s.openRegistration(c, a)
+	if err != nil {
+		return err
+	}
+	switch e.Handler {
+	case "poaw_handler":
+		return s.startPoAW(c, a, e, reg)
+	case "identity_check_handler", "x_verification_handler":
+		if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
+			registry.RegInProgress, s.now()); err != nil {
+			return err
+		}
+		instructions := "Upload IDENTITY.md with PUT /api/v1/agents/me/identity, then submit {} to /api/v1/evaluations/" + e.ID + "/submit."
+		if e.Handler == "x_verification_handler" {
+			instructions = "Have your owner claim you (POST /api/v1/agents/claim with a post on X that contains your verification code), then submit {} to /api/v1/evaluations/" + e.ID + "/submit."
+		}
+		return c.JSON(http.StatusOK, struct {
+			Success        bool   `json:"success"`
+			EvaluationID   string `json:"evaluation_id"`
+			RegistrationID string `json:"registration_id"`
+			Status         string `json:"status"`
+			Instructions   string `json:"instructions"`
+		}{true, e.ID, reg.ID, "in_progress", instructions})
+	}
+	return conflict("conflict", e.ID+" cannot be started on this server yet", "Take an evaluation whose can_register is true.")
+}
+
+type challengeView struct {
+	ID           string `json:"id"`
+	FetchURL     string `json:"fetch_url"`
+	Instructions string `json:"instructions"`
+	ExpiresAt    string `json:"expires_at"`
+}
+
+// startPoAW returns the registration's open challenge, or makes one.
+func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+	ctx := c.Request().Context()
+	now := s.now()
+	ch, err := s.evals.OpenChallenge(ctx, reg.ID, now)
+	status := http.StatusOK
+	if errors.Is(err, registry.ErrNotFound) {
+		timeout := registry.DefaultPoAWTimeoutSeconds
+		if e.Config.PoAW != nil {
+			timeout = e.Config.PoAW.TimeoutSeconds
+		}
+		if ch, err = registry.NewChallenge(reg.ID, a.ID, now, time.Duration(timeout)*time.Second); err != nil {
+			return err
+		}
+		if err := s.evals.CreateChallenge(ctx, ch); err != nil {
+			return err
+		}
+		status = http.StatusCreated
+	} else if err != nil {
+		return err
+	}
+	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
+		registry.RegInProgress, now); err != nil {
+		return err
+	}
+	fetch := "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID
+	return c.JSON(status, struct {
+		Success        bool          `json:"success"`
+		EvaluationID   string        `json:"evaluation_id"`
+		RegistrationID string        `json:"registration_id"`
+		Challenge      challengeView `json:"challenge"`
+	}{true, e.ID, reg.ID, challengeView{ch.ID, fetch,
+		"GET fetch_url for 30 integers and a nonce. Sort the integers ascending, write them as JSON without spaces, append the nonce, " +
+			"and submit the lower-case hex SHA-256 of that text as {\"challenge_id\", \"hash\"} to /api/v1/evaluations/" + e.ID + "/submit before expires_at.",
+		timestamp(ch.ExpiresAt)}})
+}
+
+// challenge answers GET /api/v1/evaluations/{ref}/challenge/{id}: only to
+// the agent it was made for, once it is neither used nor expired.
+func (s *Server) challenge(c echo.Context, a *registry.Agent) error {
+	ctx := c.Request().Context()
+	ch, err := s.evals.Challenge(ctx, c.Param("challenge"))
+	if errors.Is(err, registry.ErrNotFound) {
+		return notFound("no such challenge", "Start the evaluation to get a challenge.")
+	}
+	if err != nil {
+		return err
+	}
+	if ch.AgentID != a.ID {
+		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "this challenge belongs to another agent", Hint: "Fetch your own challenge."}
+	}
+	if !ch.UsedAt.IsZero() || !s.now().Before(ch.ExpiresAt) {
+		return &Error{Status: http.StatusGone, Code: "gone", Message: "the challenge is used or expired", Hint: "Start again for a new challenge."}
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success   bool `json:"success"`
+		Challenge struct {
+			ID        string `json:"id"`
+			Values    []int  `json:"values"`
+			Nonce     string `json:"nonce"`
+			ExpiresAt string `json:"expires_at"`
+		} `json:"challenge"`
+	}{true, struct {
+		ID        string `json:"id"`
+		Values    []int  `json:"values"`
+		Nonce     string `json:"nonce"`
+		ExpiresAt string `json:"expires_at"`
+	}{ch.ID, ch.Values, ch.Nonce, timestamp(ch.ExpiresAt)}})
+}
+
+type poawSubmission struct {
+	ChallengeID string `json:"challenge_id"`
+	Hash        string `json:"hash"`
+}
+
+// submit answers POST /api/v1/evaluations/{ref}/submit.
+func (s *Server) submit(c echo.Context, a *registry.Agent) error {
+	e, reg, err := s.openRegistration(c, a)
+	if err != nil {
+		if ae, ok := err.(*Error); ok && ae.Code == "not_registered" {
+			ae.Hint += " A registration takes one result; register again for another attempt."
+		}
+		return err
+	}
+	if e.Type == registry.TypeProctored {
+		return conflict("proctored_evaluation", "a proctored evaluation is graded by its proctor, not submitted by its candidate", "Wait for a proctor.")
+	}
+	switch e.Handler {
+	case "poaw_handler":
+		return s.submitPoAW(c, a, e, reg)
+	case "identity_check_handler", "x_verification_handler":
+		if c.Request().ContentLength != 0 {
+			var empty struct{}
+			if err := bind(c, &empty); err != nil {
+				return err
+			}
+		}
+		passed, detail := strings.TrimSpace(a.IdentityMD) != "", "IDENTITY.md is empty or missing"
+		if e.Handler == "x_verification_handler" {
+			passed, detail = a.Claimed(), "the agent has not been claimed by an owner on X"
+		}
+		if passed {
+			detail = ""
+		}
+		return s.grade(c, a, e, reg, attempt{passed: passed, detail: detail, inputs: map[string]string{}})
+	}
+	return conflict("conflict", e.ID+" cannot be submitted on this server yet", "Take an evaluation whose can_register is true.")
+}
+
+func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+	ctx := c.Request().Context()
+	var sub poawSubmission
+	if err := bind(c, &sub); err != nil {
+		return err
+	}
+	if sub.ChallengeID == "" || sub.Hash == "" {
+		return badRequest("challenge_id", "challenge_id and hash are required", "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
+	}
+	ch, err := s.evals.Challenge(ctx, sub.ChallengeID)
+	if errors.Is(err, registry.ErrNotFound) {
+		return notFound("no such challenge", "Submit the challenge_id that start returned.")
+	}
+	if err != nil {
+		return err
+	}
+	if ch.AgentID != a.ID || ch.RegistrationID != reg.ID {
+		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "this challenge is not yours", Hint: "Submit your own challenge."}
+	}
+	now := s.now()
+	if err := s.evals.UseChallenge(ctx, ch.ID, now); errors.Is(err, registry.ErrConflict) {
+		return &Error{Status: http.StatusGone, Code: "gone", Message: "the challenge was already answered", Hint: "A challenge takes one answer."}
+	} else if err != nil {
+		return err
+	}
+	at := attempt{started: ch.CreatedAt, inputs: map[string]string{"challenge_id": ch.ID, "hash": registry.HashInput(sub.Hash)}}
+	switch {
+	case now.After(ch.ExpiresAt):
+		at.late, at.detail = true, "answered after expires_at"
+	case !registry.CheckPoAW(ch, sub.Hash):
+		at.detail = "the hash does not match the sorted values and nonce"
+	default:
+		at.passed = true
+	}
+	return s.grade(c, a, e, reg, at)
+}
+
+// attempt is a graded submission, before it is recorded.
+type attempt struct {
+	passed  bool
+	late    bool
+	detail  string
+	started time.Time
+	inputs  map[string]string
+}
+
+// grade records the result of an attempt with its execution record.
+func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration, at attempt) error {
+	now := s.now()
+	started := at.started
+	if started.IsZero() {
+		started = reg.StartedAt
+	}
+	if started.IsZero() {
+		started = reg.RegisteredAt
+	}
+	trace := registry.Trace{Handler: e.Handler, StartedAt: started, CompletedAt: now, DurationMS: now.Sub(started).Milliseconds(), Inputs: at.inputs,
+		Gates: []registry.Gate{
+			{Gate: 1, Name: "precondition", Passed: true, Detail: "open registration; prerequisites held at registration"},
+			{Gate: 2, Name: "execution", Passed: !at.late, Detail: map[bool]string{true: "answered after the deadline"}[at.late]},
+			{Gate: 3, Name: "output", Passed: true, Detail: "submission matches the schema"},
+			{Gate: 4, Name: "goal", Passed: at.passed, Detail: at.detail},
+		}}
+	switch {
+	case at.passed:
+		trace.Status, trace.ExitCode = "success", registry.ExitSuccess
+	case at.late:
+		trace.Status, trace.ExitCode = "timeout", registry.ExitTimeout
+	default:
+		trace.Status, trace.ExitCode = "failure", registry.ExitValidationFailed
+	}
+	sha := e.Current.ContentSHA256
+	if reg.VersionID != e.Current.ID { // registered under an earlier version
+		versions, err := s.store.Versions(c.Request().Context(), e.ID)
+		if err != nil {
+			return err
+		}
+		for _, v := range versions {
+			if v.ID == reg.VersionID {
+				sha = v.ContentSHA256
+			}
+		}
+	}
+	res := &registry.Result{ID: newID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
+		Version: reg.Version, ContentSHA256: sha, Passed: at.passed, CompletedAt: now, Trace: trace, Details: map[string]any{}}
+	if at.detail != "" {
+		res.Details["reason"] = at.detail
+	}
+	if at.passed && e.Config.ValidDays > 0 {
+		res.ExpiresAt = now.AddDate(0, 0, e.Config.ValidDays)
+	}
+	saved, err := s.evals.RecordResult(c.Request().Context(), res, e.Points)
+	if errors.Is(err, registry.ErrConflict) {
+		return conflict("already_completed", "this registration already has its result", "Register again for another attempt.")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, struct {
+		Success bool       `json:"success"`
+		Result  resultView `json:"result"`
+	}{true, toResult(saved)})
+}

@@ -1,0 +1,190 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// evaluationStore is what the API needs of registrations and results.
+type evaluationStore interface {
+	Register(ctx context.Context, r *registry.Registration) (*registry.Registration, bool, error)
+	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*registry.Registration, error)
+	OpenRegistrations(ctx context.Context, agentID string) ([]*registry.Registration, error)
+	MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (*registry.Registration, error)
+	CreateChallenge(ctx context.Context, c *registry.Challenge) error
+	Challenge(ctx context.Context, id string) (*registry.Challenge, error)
+	OpenChallenge(ctx context.Context, registrationID string, now time.Time) (*registry.Challenge, error)
+	UseChallenge(ctx context.Context, id string, at time.Time) error
+	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)
+	Result(ctx context.Context, id string) (*registry.Result, error)
+	Results(ctx context.Context, f registry.ResultFilter) ([]*registry.Result, string, error)
+	Passes(ctx context.Context, agentID string) ([]*registry.Result, error)
+	AgentPoints(ctx context.Context, agentID string) (float64, error)
+}
+
+// runnable lists the handlers whose runtime this server has. Evaluations
+// run by others can be read but not taken yet.
+var runnable = map[string]bool{"poaw_handler": true, "identity_check_handler": true, "x_verification_handler": true}
+
+func canRun(e *registry.Entry) bool { return runnable[e.Handler] }
+
+func newID(prefix string) string {
+	b := make([]byte, 10)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func conflict(code, msg, hint string) *Error {
+	return &Error{Status: http.StatusConflict, Code: code, Message: msg, Hint: hint}
+}
+
+// validPasses maps the evaluations an agent holds a still-valid pass of to
+// that pass (the newest).
+func (s *Server) validPasses(ctx context.Context, agentID string) (map[string]*registry.Result, error) {
+	passes, err := s.evals.Passes(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	valid := map[string]*registry.Result{}
+	for _, p := range passes {
+		if _, seen := valid[p.EvaluationID]; !seen && p.Valid(now) {
+			valid[p.EvaluationID] = p
+		}
+	}
+	return valid, nil
+}
+
+type registrationView struct {
+	ID                string `json:"id"`
+	EvaluationID      string `json:"evaluation_id"`
+	EvaluationVersion string `json:"evaluation_version"`
+	Status            string `json:"status"`
+	RegisteredAt      string `json:"registered_at"`
+}
+
+func toRegistration(r *registry.Registration) registrationView {
+	return registrationView{r.ID, r.EvaluationID, r.Version, string(r.Status), timestamp(r.RegisteredAt)}
+}
+
+// register answers POST /api/v1/evaluations/{ref}/register: 201 with a new
+// registration, 200 with the open one.
+func (s *Server) register(c echo.Context, a *registry.Agent) error {
+	ctx := c.Request().Context()
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return err
+	}
+	e, err := evaluationRef(snap, c.Param("ref"))
+	if err != nil {
+		return err
+	}
+	if e.Status != registry.StatusActive || e.Removed {
+		return conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
+	}
+	if !canRun(e) {
+		return conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
+			"Take an evaluation whose can_register is true.")
+	}
+	valid, err := s.validPasses(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, p := range e.Prerequisites {
+		if valid[p] == nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return &Error{Status: http.StatusForbidden, Code: "prerequisites_not_met", Missing: missing,
+			Message: "prerequisites not met: pass " + joinQuoted(missing) + " first", Hint: "Pass every prerequisite (a pass that has not expired), then register."}
+	}
+	reg, created, err := s.evals.Register(ctx, &registry.Registration{ID: newID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
+		VersionID: e.Current.ID, RegisteredAt: s.now()})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, struct {
+		Success      bool             `json:"success"`
+		Registration registrationView `json:"registration"`
+	}{true, toRegistration(reg)})
+}
+
+// cancel answers DELETE /api/v1/evaluations/{ref}/registration.
+func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
+	ctx := c.Request().Context()
+	e, reg, err := s.openRegistration(c, a)
+	if err != nil {
+		return err
+	}
+	moved, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress}, registry.RegCancelled, s.now())
+	if errors.Is(err, registry.ErrConflict) {
+		return conflict("conflict", "the attempt at "+e.ID+" is "+string(reg.Status)+" and can no longer be cancelled", "Wait for its result.")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success      bool             `json:"success"`
+		Registration registrationView `json:"registration"`
+	}{true, toRegistration(moved)})
+}
+
+// openRegistration finds the evaluation of the path and the agent's open
+// registration for it.
+func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.Entry, *registry.Registration, error) {
+	ctx := c.Request().Context()
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := evaluationRef(snap, c.Param("ref"))
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := s.evals.OpenRegistration(ctx, a.ID, e.ID)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, nil, conflict("not_registered", "no open registration for "+e.ID, "Register first: POST /api/v1/evaluations/"+e.ID+"/register.")
+	}
+	return e, reg, err
+}
+
+func joinQuoted(ids []string) string {
+	out := ""
+	for i, id := range ids {
+		if i > 0 {
+			out += ", "
+		}
+		out += id
+	}
+	return out
+}
+
+// registrationStatus is what the listing tells an agent about one
+// evaluation.
+func registrationStatus(e *registry.Entry, open map[string]*registry.Registration, valid map[string]*registry.Result) (string, bool) {
+	if r := open[e.ID]; r != nil {
+		return string(r.Status), false
+	}
+	if valid[e.ID] != nil {
+		return "completed", true
+	}
+	if slices.ContainsFunc(e.Prerequisites, func(p string) bool { return valid[p] == nil }) {
+		return "prerequisites_not_met", false
+	}
+	return "available", true
+}

@@ -1,0 +1,473 @@
+package api_test
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/api/apitest"
+	"github.com/sipregistry/sip/evaluations"
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/siptest"
+)
+
+// clock is a test clock the server reads.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// world is a server with the bundled SIPs plus a few test SIPs, agents,
+// a fake oEmbed endpoint and a test clock.
+type world struct {
+	*apitest.Client
+	store  registry.Store
+	clock  *clock
+	oembed *fakeOEmbed
+}
+
+func newWorld(t *testing.T, s registry.Store) *world {
+	t.Helper()
+	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiring := siptest.Set(siptest.SIP(22, "expiring", "active"), "executable:", "config:\n  valid_days: 1\nexecutable:")
+	files = append(files, siptest.SIP(20, "needs-poaw", "active", "poaw"), siptest.SIP(21, "drafty", "draft"), expiring,
+		siptest.SIP(23, "needs-expiring", "active", "expiring"))
+	if _, err := registry.Sync(t.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "test"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	fake := &fakeOEmbed{posts: map[string]string{}}
+	oe := httptest.NewServer(fake)
+	t.Cleanup(oe.Close)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
+		OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake}
+}
+
+// testAgent drives the API as an outside agent would.
+type testAgent struct {
+	w     *world
+	name  string
+	key   string
+	claim string
+	code  string
+}
+
+func (w *world) agent(name string) *testAgent {
+	w.T.Helper()
+	var r registered
+	if resp := w.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"`+name+`"}`), jsonHeader, &r); resp.StatusCode != 201 {
+		w.T.Fatalf("register agent: %d", resp.StatusCode)
+	}
+	return &testAgent{w: w, name: name, key: r.Agent.APIKey, code: r.Agent.VerificationCode,
+		claim: r.Agent.ClaimURL[strings.LastIndex(r.Agent.ClaimURL, "/")+1:]}
+}
+
+func (a *testAgent) call(method, path, body string, out any) int {
+	a.w.T.Helper()
+	var r *strings.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	} else {
+		r = strings.NewReader("")
+	}
+	return a.w.Do(method, path, r, bearer(a.key), out).StatusCode
+}
+
+type resultBody struct {
+	Result struct {
+		ID                string  `json:"id"`
+		Passed            bool    `json:"passed"`
+		PointsEarned      float64 `json:"points_earned"`
+		EvaluationVersion string  `json:"evaluation_version"`
+	} `json:"result"`
+}
+
+type startBody struct {
+	RegistrationID string `json:"registration_id"`
+	Challenge      struct {
+		ID       string `json:"id"`
+		FetchURL string `json:"fetch_url"`
+	} `json:"challenge"`
+}
+
+// poaw runs Proof of Agentic Work; wrong answers a wrong hash.
+func (a *testAgent) poaw(t *testing.T, wrong bool) resultBody {
+	t.Helper()
+	if code := a.call("POST", "/api/v1/evaluations/poaw/register", "", nil); code != 201 && code != 200 {
+		t.Fatalf("register: %d", code)
+	}
+	var st startBody
+	if code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &st); code != 201 {
+		t.Fatalf("start: %d", code)
+	}
+	var ch struct {
+		Challenge struct {
+			Values []int  `json:"values"`
+			Nonce  string `json:"nonce"`
+		} `json:"challenge"`
+	}
+	if code := a.call("GET", st.Challenge.FetchURL, "", &ch); code != 200 {
+		t.Fatalf("fetch: %d", code)
+	}
+	hash := registry.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)
+	if wrong {
+		hash = strings.Repeat("0", 64)
+	}
+	var res resultBody
+	if code := a.call("POST", "/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID, hash), &res); code != 201 {
+		t.Fatalf("submit: %d", code)
+	}
+	return res
+}
+
+// check registers for, starts and submits a pass/fail check.
+func (a *testAgent) check(t *testing.T, id string) resultBody {
+	t.Helper()
+	if code := a.call("POST", "/api/v1/evaluations/"+id+"/register", "", nil); code != 201 && code != 200 {
+		t.Fatalf("register %s: %d", id, code)
+	}
+	if code := a.call("POST", "/api/v1/evaluations/"+id+"/start", "", nil); code != 200 {
+		t.Fatalf("start %s: %d", id, code)
+	}
+	var res resultBody
+	if code := a.call("POST", "/api/v1/evaluations/"+id+"/submit", "{}", &res); code != 201 {
+		t.Fatalf("submit %s: %d", id, code)
+	}
+	return res
+}
+
+type listing struct {
+	Evaluations []struct {
+		ID                 string `json:"id"`
+		RegistrationStatus string `json:"registration_status"`
+		HasPassed          bool   `json:"has_passed"`
+		CanRegister        bool   `json:"can_register"`
+	} `json:"evaluations"`
+}
+
+func (a *testAgent) status(t *testing.T, id string) (string, bool, bool) {
+	t.Helper()
+	var l listing
+	a.call("GET", "/api/v1/evaluations", "", &l)
+	for _, e := range l.Evaluations {
+		if e.ID == id {
+			return e.RegistrationStatus, e.HasPassed, e.CanRegister
+		}
+	}
+	t.Fatalf("%s not listed", id)
+	return "", false, false
+}
+
+type profileBody struct {
+	Agent struct {
+		Points float64 `json:"points"`
+	} `json:"agent"`
+	Badges []struct {
+		EvaluationID string `json:"evaluation_id"`
+	} `json:"badges"`
+}
+
+func TestSingleAgentEvaluationsEndToEnd(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a := w.agent("tester-1")
+
+		if st, passed, can := a.status(t, "needs-poaw"); st != "prerequisites_not_met" || passed || can {
+			t.Errorf("before PoAW: %s %v %v", st, passed, can)
+		}
+		var e errorResponse
+		if code := a.call("POST", "/api/v1/evaluations/needs-poaw/register", "", &e); code != 403 || e.ErrorDetail.Code != "prerequisites_not_met" {
+			t.Errorf("prerequisites: %d %+v", code, e)
+		}
+
+		// A wrong hash is a failed result, not an error, and earns nothing.
+		if r := a.poaw(t, true); r.Result.Passed || r.Result.PointsEarned != 0 {
+			t.Errorf("wrong hash: %+v", r)
+		}
+		r := a.poaw(t, false)
+		if !r.Result.Passed || r.Result.PointsEarned != 10 || r.Result.EvaluationVersion != "1.0.0" {
+			t.Fatalf("PoAW: %+v", r)
+		}
+		if again := a.poaw(t, false); !again.Result.Passed || again.Result.PointsEarned != 0 {
+			t.Errorf("second pass credited points: %+v", again)
+		}
+		if st, passed, _ := a.status(t, "poaw"); st != "completed" || !passed {
+			t.Errorf("after PoAW: %s %v", st, passed)
+		}
+
+		// Identity check: fails while IDENTITY.md is empty, then passes.
+		if r := a.check(t, "identity-check"); r.Result.Passed {
+			t.Error("identity check passed without an identity")
+		}
+		a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# tester-1\n\nI test things."}`, nil)
+		if r := a.check(t, "identity-check"); !r.Result.Passed || r.Result.PointsEarned != 1 {
+			t.Errorf("identity check: %+v", r)
+		}
+
+		// X verification: fails until a human owner claims the agent.
+		if r := a.check(t, "x-verification"); r.Result.Passed {
+			t.Error("X verification passed unclaimed")
+		}
+		w.oembed.posts["https://x.com/owner/status/1"] = "owner|Verifying my agent " + a.code
+		if code := w.Do("POST", "/api/v1/agents/claim", claimBody(a.claim, "https://x.com/owner/status/1"), jsonHeader, nil).StatusCode; code != 200 {
+			t.Fatalf("claim: %d", code)
+		}
+		if r := a.check(t, "x-verification"); !r.Result.Passed {
+			t.Error("X verification failed for a claimed agent")
+		}
+
+		// The prerequisite now holds.
+		if r := a.check(t, "needs-poaw"); !r.Result.Passed || r.Result.PointsEarned != 20 {
+			t.Errorf("needs-poaw: %+v", r)
+		}
+
+		var p profileBody
+		w.Get("/api/v1/agents/tester-1", &p)
+		if p.Agent.Points != 32 || len(p.Badges) != 4 {
+			t.Errorf("profile: %+v", p)
+		}
+		var me struct {
+			Agent struct {
+				Points float64 `json:"points"`
+			} `json:"agent"`
+		}
+		a.call("GET", "/api/v1/agents/me", "", &me)
+		if me.Agent.Points != 32 {
+			t.Errorf("me points %v", me.Agent.Points)
+		}
+
+		// Every result keeps its execution record.
+		var tr struct {
+			Trace struct {
+				Status   string `json:"status"`
+				ExitCode int    `json:"exit_code"`
+				Gates    []struct {
+					Name   string `json:"name"`
+					Passed bool   `json:"passed"`
+				} `json:"gates"`
+				Inputs map[string]string `json:"inputs"`
+			} `json:"trace"`
+		}
+		if code := w.Get("/api/v1/results/"+r.Result.ID+"/trace", &tr).StatusCode; code != 200 || tr.Trace.Status != "success" ||
+			tr.Trace.ExitCode != 0 || len(tr.Trace.Gates) != 4 || !strings.HasPrefix(tr.Trace.Inputs["hash"], "sha256:") {
+			t.Errorf("trace %d %+v", code, tr)
+		}
+	})
+}
+
+func TestPoAWRules(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a, b := w.agent("alice-1"), w.agent("bob-1")
+		a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+		var first, second startBody
+		if code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &first); code != 201 {
+			t.Fatalf("start %d", code)
+		}
+		if code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &second); code != 200 || second.Challenge.ID != first.Challenge.ID {
+			t.Errorf("start again gave %d %s, want the open challenge %s", code, second.Challenge.ID, first.Challenge.ID)
+		}
+		if code := b.call("GET", first.Challenge.FetchURL, "", nil); code != 403 {
+			t.Errorf("another agent's challenge: %d", code)
+		}
+		b.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+		if code := b.call("POST", "/api/v1/evaluations/poaw/submit", `{"challenge_id":"`+first.Challenge.ID+`","hash":"x"}`, nil); code != 403 {
+			t.Errorf("submitting another agent's challenge: %d", code)
+		}
+		// Late: the answer comes after expires_at, which is a failed result.
+		w.clock.Advance(16 * time.Second)
+		if code := a.call("GET", first.Challenge.FetchURL, "", nil); code != 410 {
+			t.Errorf("expired challenge: %d", code)
+		}
+		var res resultBody
+		if code := a.call("POST", "/api/v1/evaluations/poaw/submit", `{"challenge_id":"`+first.Challenge.ID+`","hash":"abc"}`, &res); code != 201 || res.Result.Passed {
+			t.Errorf("late answer: %d %+v", code, res)
+		}
+		var tr struct {
+			Trace struct {
+				Status   string `json:"status"`
+				ExitCode int    `json:"exit_code"`
+			} `json:"trace"`
+		}
+		w.Get("/api/v1/results/"+res.Result.ID+"/trace", &tr)
+		if tr.Trace.Status != "timeout" || tr.Trace.ExitCode != registry.ExitTimeout {
+			t.Errorf("late trace %+v", tr)
+		}
+		if code := a.call("GET", first.Challenge.FetchURL, "", nil); code != 410 {
+			t.Errorf("used challenge: %d", code)
+		}
+		for _, tt := range []struct {
+			name, body string
+			h          http.Header
+			status     int
+		}{
+			{"malformed", `{"challenge_id":`, bearer(a.key), 400},
+			{"wrong content type", `challenge_id=1`, http.Header{"Authorization": {"Bearer " + a.key}, "Content-Type": {"text/plain"}}, 415},
+			{"oversized", `{"hash":"` + strings.Repeat("h", 2<<20) + `"}`, bearer(a.key), 413},
+			{"no key", `{}`, jsonHeader, 401},
+		} {
+			a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+			if code := w.Do("POST", "/api/v1/evaluations/poaw/submit", strings.NewReader(tt.body), tt.h, nil).StatusCode; code != tt.status {
+				t.Errorf("%s: %d, want %d", tt.name, code, tt.status)
+			}
+		}
+	})
+}
+
+func TestRegistrationRules(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a := w.agent("carol-1")
+		for _, tt := range []struct {
+			path   string
+			status int
+			code   string
+		}{
+			{"/api/v1/evaluations/drafty/register", 409, "evaluation_not_active"},
+			{"/api/v1/evaluations/nope/register", 404, "not_found"},
+			{"/api/v1/evaluations/SIP-1/register", 404, "not_found"},
+			{"/api/v1/evaluations/poaw/start", 409, "not_registered"},
+			{"/api/v1/evaluations/poaw/submit", 409, "not_registered"},
+			{"/api/v1/evaluations/ai-safety-benchmark/register", 409, "conflict"},
+		} {
+			var e errorResponse
+			if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {
+				t.Errorf("%s: %d %+v", tt.path, code, e)
+			}
+		}
+		if code := a.call("DELETE", "/api/v1/evaluations/poaw/registration", "", nil); code != 409 {
+			t.Errorf("cancel without registration: %d", code)
+		}
+		// 100 concurrent registrations by one agent open one.
+		var created, existing atomic.Int32
+		ids := sync.Map{}
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				var r struct {
+					Registration struct{ ID string } `json:"registration"`
+				}
+				switch code := a.call("POST", "/api/v1/evaluations/identity-check/register", "", &r); code {
+				case 201:
+					created.Add(1)
+				case 200:
+					existing.Add(1)
+				default:
+					t.Errorf("register: %d", code)
+				}
+				ids.Store(r.Registration.ID, true)
+			})
+		}
+		wg.Wait()
+		n := 0
+		ids.Range(func(any, any) bool { n++; return true })
+		if created.Load() != 1 || existing.Load() != 99 || n != 1 {
+			t.Errorf("%d created, %d existing, %d ids", created.Load(), existing.Load(), n)
+		}
+		if code := a.call("DELETE", "/api/v1/evaluations/identity-check/registration", "", nil); code != 200 {
+			t.Errorf("cancel: %d", code)
+		}
+		// 100 concurrent submits produce one result, credited once.
+		a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# carol"}`, nil)
+		a.call("POST", "/api/v1/evaluations/identity-check/register", "", nil)
+		var results, refused atomic.Int32
+		for range 100 {
+			wg.Go(func() {
+				switch code := a.call("POST", "/api/v1/evaluations/identity-check/submit", "{}", nil); code {
+				case 201:
+					results.Add(1)
+				case 409:
+					refused.Add(1)
+				default:
+					t.Errorf("submit: %d", code)
+				}
+			})
+		}
+		wg.Wait()
+		var me struct {
+			Agent struct{ Points float64 } `json:"agent"`
+		}
+		a.call("GET", "/api/v1/agents/me", "", &me)
+		if results.Load() != 1 || refused.Load() != 99 || me.Agent.Points != 1 {
+			t.Errorf("%d results, %d refused, %v points", results.Load(), refused.Load(), me.Agent.Points)
+		}
+	})
+}
+
+func TestExpiryAndPrivacy(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a, b := w.agent("dave-1"), w.agent("erin-1")
+		a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# dave"}`, nil)
+		r := a.check(t, "expiring")
+		if !r.Result.Passed {
+			t.Fatal("expiring check failed")
+		}
+		if st, _, can := a.status(t, "needs-expiring"); st != "available" || !can {
+			t.Errorf("with a valid pass of its prerequisite: %s, can register %v", st, can)
+		}
+		w.clock.Advance(25 * time.Hour)
+		if st, passed, _ := a.status(t, "expiring"); st != "available" || passed {
+			t.Errorf("after valid_days: %s %v", st, passed)
+		}
+		if code := a.call("POST", "/api/v1/evaluations/needs-expiring/register", "", nil); code != 403 {
+			t.Errorf("an expired pass satisfied a prerequisite: %d", code)
+		}
+		var p profileBody
+		w.Get("/api/v1/agents/dave-1", &p)
+		if len(p.Badges) != 0 || p.Agent.Points != 22 {
+			t.Errorf("expired badge shown or points lost: %+v", p)
+		}
+		// Private results are visible only to their agent.
+		a.call("PATCH", "/api/v1/agents/me", `{"results_public":false}`, nil)
+		if code := b.call("GET", "/api/v1/results/"+r.Result.ID, "", nil); code != 404 {
+			t.Errorf("another agent sees a private result: %d", code)
+		}
+		if code := w.Get("/api/v1/results/"+r.Result.ID+"/trace", nil).StatusCode; code != 404 {
+			t.Errorf("anyone sees a private trace: %d", code)
+		}
+		if code := a.call("GET", "/api/v1/results/"+r.Result.ID, "", nil); code != 200 {
+			t.Errorf("the agent cannot see its own result: %d", code)
+		}
+		var list struct {
+			Results []any `json:"results"`
+		}
+		b.call("GET", "/api/v1/evaluations/expiring/results", "", &list)
+		if len(list.Results) != 0 {
+			t.Errorf("private results listed to others: %d", len(list.Results))
+		}
+		a.call("GET", "/api/v1/evaluations/expiring/results", "", &list)
+		if len(list.Results) != 1 {
+			t.Errorf("own private results not listed: %d", len(list.Results))
+		}
+		if code := b.call("GET", "/api/v1/evaluations/expiring/results?cursor=bogus!", "", nil); code != 400 {
+			t.Errorf("bad cursor: %d", code)
+		}
+		if code := b.call("GET", "/api/v1/evaluations/expiring/results?limit=0", "", nil); code != 400 {
+			t.Errorf("bad limit: %d", code)
+		}
+	})
+}
