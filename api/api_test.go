@@ -16,6 +16,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
+	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/sqlite"
 )
@@ -69,7 +70,11 @@ type client struct {
 
 func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
-	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test"}))
+	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test"}
+	if full, ok := s.(registrytest.FullStore); ok {
+		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(registry.JobStore)
+	}
+	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	return &client{Client: apitest.New(t, srv.URL), srv: srv}
 }

@@ -21,6 +21,10 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	switch e.Handler {
 	case "poaw_handler":
 		return s.startPoAW(c, a, e, reg)
+	case "benchmark_handler":
+		return s.startBenchmark(c, e, reg)
+	case "agent_certification_handler":
+		return s.startCertification(c, a, e, reg)
 	case "identity_check_handler", "x_verification_handler":
 		if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
 			registry.RegInProgress, s.now()); err != nil {
@@ -138,6 +142,10 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 	switch e.Handler {
 	case "poaw_handler":
 		return s.submitPoAW(c, a, e, reg)
+	case "benchmark_handler":
+		return s.submitBenchmark(c, a, e, reg)
+	case "agent_certification_handler":
+		return s.submitCertification(c, a, e, reg)
 	case "identity_check_handler", "x_verification_handler":
 		if c.Request().ContentLength != 0 {
 			var empty struct{}
@@ -196,11 +204,12 @@ func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry
 
 // attempt is a graded submission, before it is recorded.
 type attempt struct {
-	passed  bool
-	late    bool
-	detail  string
-	started time.Time
-	inputs  map[string]string
+	passed          bool
+	late            bool
+	detail          string
+	started         time.Time
+	inputs          map[string]string
+	score, maxScore *float64
 }
 
 // grade records the result of an attempt with its execution record.
@@ -213,21 +222,7 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 	if started.IsZero() {
 		started = reg.RegisteredAt
 	}
-	trace := registry.Trace{Handler: e.Handler, StartedAt: started, CompletedAt: now, DurationMS: now.Sub(started).Milliseconds(), Inputs: at.inputs,
-		Gates: []registry.Gate{
-			{Gate: 1, Name: "precondition", Passed: true, Detail: "open registration; prerequisites held at registration"},
-			{Gate: 2, Name: "execution", Passed: !at.late, Detail: map[bool]string{true: "answered after the deadline"}[at.late]},
-			{Gate: 3, Name: "output", Passed: true, Detail: "submission matches the schema"},
-			{Gate: 4, Name: "goal", Passed: at.passed, Detail: at.detail},
-		}}
-	switch {
-	case at.passed:
-		trace.Status, trace.ExitCode = "success", registry.ExitSuccess
-	case at.late:
-		trace.Status, trace.ExitCode = "timeout", registry.ExitTimeout
-	default:
-		trace.Status, trace.ExitCode = "failure", registry.ExitValidationFailed
-	}
+	trace := registry.NewTrace(e.Handler, started, now, at.passed, at.late, at.detail, at.inputs)
 	sha := e.Current.ContentSHA256
 	if reg.VersionID != e.Current.ID { // registered under an earlier version
 		versions, err := s.store.Versions(c.Request().Context(), e.ID)
@@ -241,7 +236,8 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 		}
 	}
 	res := &registry.Result{ID: newID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
-		Version: reg.Version, ContentSHA256: sha, Passed: at.passed, CompletedAt: now, Trace: trace, Details: map[string]any{}}
+		Version: reg.Version, ContentSHA256: sha, Passed: at.passed, Score: at.score, MaxScore: at.maxScore, CompletedAt: now, Trace: trace,
+		Details: map[string]any{}}
 	if at.detail != "" {
 		res.Details["reason"] = at.detail
 	}

@@ -76,14 +76,14 @@ func toVersion(v registry.Version) versionItem {
 	return versionItem{Version: v.Version, ContentSHA256: v.ContentSHA256, CommitSHA: v.CommitSHA, SyncedAt: timestamp(v.SyncedAt)}
 }
 
-func toItem(e *registry.Entry) evaluationItem {
+func (s *Server) toItem(e *registry.Entry) evaluationItem {
 	pre := e.Prerequisites
 	if pre == nil {
 		pre = []string{}
 	}
 	return evaluationItem{ID: e.ID, SIP: e.Number, Name: e.Name, Description: e.Description, Module: e.Module,
 		Type: string(e.Type), Status: string(e.Status), Version: e.SIP.Version, Points: e.Points,
-		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed && canRun(e)}
+		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed && s.canRun(e)}
 }
 
 // select_ lists the evaluations a listing query asks for.
@@ -119,7 +119,7 @@ func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent,
 	}
 	items := []agentEvaluationItem{}
 	for _, e := range snap.select_(module, typ, status) {
-		it := agentEvaluationItem{evaluationItem: toItem(e), HasPassed: valid[e.ID] != nil}
+		it := agentEvaluationItem{evaluationItem: s.toItem(e), HasPassed: valid[e.ID] != nil}
 		var allowed bool
 		it.RegistrationStatus, allowed = registrationStatus(e, open, valid)
 		it.CanRegister = it.CanRegister && allowed
@@ -202,7 +202,7 @@ func (s *Server) listEvaluations(c echo.Context) error {
 	body, err := snap.cached("evaluations\x00"+module+"\x00"+typ+"\x00"+status, func() ([]byte, error) {
 		items := []evaluationItem{}
 		for _, e := range snap.select_(module, typ, status) {
-			items = append(items, toItem(e))
+			items = append(items, s.toItem(e))
 		}
 		return encode(struct {
 			Success     bool             `json:"success"`
@@ -231,7 +231,7 @@ func (s *Server) getEvaluation(c echo.Context) error {
 		return err
 	}
 	d := evaluationDetail{
-		evaluationItem: toItem(e), Author: e.Author, Handler: e.Handler,
+		evaluationItem: s.toItem(e), Author: e.Author, Handler: e.Handler,
 		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.UpdatedAt), AdaptedFrom: e.AdaptedFrom,
 		BodyMarkdown: e.Body, CurrentVersion: toVersion(e.Current), PrerequisiteDetails: []prerequisiteItem{},
 		Endpoints: endpoints(e),

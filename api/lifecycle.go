@@ -31,11 +31,9 @@ type evaluationStore interface {
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 }
 
-// runnable lists the handlers whose runtime this server has. Evaluations
-// run by others can be read but not taken yet.
-var runnable = map[string]bool{"poaw_handler": true, "identity_check_handler": true, "x_verification_handler": true}
-
-func canRun(e *registry.Entry) bool { return runnable[e.Handler] }
+// canRun reports whether this server runs e's handler. Evaluations run by
+// other handlers can be read but not taken yet.
+func (s *Server) canRun(e *registry.Entry) bool { return s.runnable[e.Handler] }
 
 func newID(prefix string) string {
 	b := make([]byte, 10)
@@ -91,7 +89,7 @@ func (s *Server) register(c echo.Context, a *registry.Agent) error {
 	if e.Status != registry.StatusActive || e.Removed {
 		return conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
 	}
-	if !canRun(e) {
+	if !s.canRun(e) {
 		return conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
 			"Take an evaluation whose can_register is true.")
 	}

@@ -22,6 +22,9 @@ type Config struct {
 	// results; without them the server serves the registry only.
 	Agents      agentStore
 	Evaluations evaluationStore
+	Jobs        jobStore
+	// JudgeConfigured says whether a judge works the jobs (for job notes).
+	JudgeConfigured bool
 	// BaseURL is the public URL of the service, used in links (claim URLs).
 	BaseURL string
 	// OEmbedURL is X's oEmbed endpoint (DefaultOEmbedURL when empty).
@@ -42,18 +45,21 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	store      registryReader
-	agents     agentStore
-	evals      evaluationStore
-	baseURL    string
-	oembedURL  string
-	httpClient *http.Client
-	now        func() time.Time
-	log        *slog.Logger
-	catalog    *catalog
-	metrics    *metrics
-	echo       *echo.Echo
-	version    string
+	store           registryReader
+	agents          agentStore
+	evals           evaluationStore
+	jobs            jobStore
+	judgeConfigured bool
+	runnable        map[string]bool // handlers this server runs
+	baseURL         string
+	oembedURL       string
+	httpClient      *http.Client
+	now             func() time.Time
+	log             *slog.Logger
+	catalog         *catalog
+	metrics         *metrics
+	echo            *echo.Echo
+	version         string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -62,7 +68,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, agents: cfg.Agents, evals: cfg.Evaluations, log: log, metrics: newMetrics(), version: cfg.Version,
+	s := &Server{store: cfg.Store, agents: cfg.Agents, evals: cfg.Evaluations, jobs: cfg.Jobs, judgeConfigured: cfg.JudgeConfigured, log: log, metrics: newMetrics(), version: cfg.Version,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now}
 	if s.oembedURL == "" {
 		s.oembedURL = DefaultOEmbedURL
@@ -110,6 +116,18 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/evaluations/:ref/results", s.listResults)
 		e.GET("/api/v1/results/:id", s.getResult)
 		e.GET("/api/v1/results/:id/trace", s.getTrace)
+	}
+	s.runnable = map[string]bool{}
+	if s.agents != nil && s.evals != nil {
+		for _, h := range []string{"poaw_handler", "identity_check_handler", "x_verification_handler"} {
+			s.runnable[h] = true
+		}
+	}
+	if s.agents != nil && s.evals != nil && s.jobs != nil {
+		e.GET("/api/v1/evaluations/:ref/jobs/:job", s.withAgent(s.getJob))
+		e.GET("/api/v1/evaluations/:ref/results/:id/transcript", s.getTranscript)
+		s.runnable["benchmark_handler"] = true
+		s.runnable["agent_certification_handler"] = true
 	}
 	s.echo = e
 	return s

@@ -193,6 +193,11 @@ type EvaluationStore interface {
 	// OpenRegistration returns the agent's open registration for an
 	// evaluation. Returns ErrNotFound.
 	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*Registration, error)
+	// Registration returns a registration. Returns ErrNotFound.
+	Registration(ctx context.Context, id string) (*Registration, error)
+	// VersionContent returns the SIP file of a version row. Returns
+	// ErrNotFound.
+	VersionContent(ctx context.Context, versionID int64) ([]byte, error)
 	// OpenRegistrations lists an agent's open registrations.
 	OpenRegistrations(ctx context.Context, agentID string) ([]*Registration, error)
 	// MoveRegistration changes the status of a registration that is in
@@ -262,4 +267,32 @@ func base64URL(s string) string { return base64.RawURLEncoding.EncodeToString([]
 func unbase64URL(s string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	return string(b), err
+}
+
+// NewTrace builds the execution record of a graded attempt: the gates it
+// went through, its status and exit code, its timings and hashed inputs.
+func NewTrace(handler string, started, completed time.Time, passed, late bool, detail string, inputs map[string]string) Trace {
+	lateDetail := ""
+	if late {
+		lateDetail = "answered after the deadline"
+	}
+	t := Trace{Handler: handler, StartedAt: started, CompletedAt: completed, DurationMS: completed.Sub(started).Milliseconds(), Inputs: inputs,
+		Gates: []Gate{
+			{Gate: 1, Name: "precondition", Passed: true, Detail: "open registration; prerequisites held at registration"},
+			{Gate: 2, Name: "execution", Passed: !late, Detail: lateDetail},
+			{Gate: 3, Name: "output", Passed: true, Detail: "submission matches the schema"},
+			{Gate: 4, Name: "goal", Passed: passed, Detail: detail},
+		}}
+	if t.Inputs == nil {
+		t.Inputs = map[string]string{}
+	}
+	switch {
+	case passed:
+		t.Status, t.ExitCode = "success", ExitSuccess
+	case late:
+		t.Status, t.ExitCode = "timeout", ExitTimeout
+	default:
+		t.Status, t.ExitCode = "failure", ExitValidationFailed
+	}
+	return t
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/judge"
 )
 
 const serveAbout = `
@@ -55,6 +56,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 		Stdout:         e.stdout,
 		BaseURL:        e.getenv("SIP_BASE_URL"),
 		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
+		Judge:          judgeFromEnv(e),
 	}
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
@@ -70,6 +72,17 @@ func runServe(ctx context.Context, e env, args []string) int {
 		return exitForStoreError(err)
 	}
 	return exitOK
+}
+
+// judgeFromEnv configures the LLM judge from SIP_JUDGE_URL, SIP_JUDGE_MODEL
+// and SIP_JUDGE_API_KEY; without a URL there is no judge.
+func judgeFromEnv(e env) *judge.Client {
+	url := e.getenv("SIP_JUDGE_URL")
+	if url == "" {
+		return nil
+	}
+	return &judge.Client{URL: url, Model: firstOf(e.getenv("SIP_JUDGE_MODEL"), "gpt-4o-mini"), APIKey: e.getenv("SIP_JUDGE_API_KEY"),
+		HTTP: &http.Client{Timeout: 90 * time.Second}}
 }
 
 func firstOf(vals ...string) string {
@@ -97,7 +110,8 @@ type Main struct {
 	DatabaseURL    string
 	EvaluationsDir string // "" means the bundled SIPs
 	BaseURL        string
-	OEmbedURL      string // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
+	OEmbedURL      string        // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
+	Judge          *judge.Client // grades certifications and free responses; nil: jobs wait
 	Logger         *slog.Logger
 	Stdout         io.Writer
 
@@ -133,7 +147,13 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	srv := api.NewServer(api.Config{Store: st, Agents: st, Evaluations: st, Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL})
+	srv := api.NewServer(api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, JudgeConfigured: m.Judge != nil,
+		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL})
+	worker := &judge.Worker{Store: st, Judge: m.Judge, Log: log.With("component", "judge")}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	workDone := make(chan struct{})
+	go func() { defer close(workDone); worker.Run(workCtx) }()
+	defer func() { stopWork(); <-workDone }()
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
 		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)

@@ -19,6 +19,7 @@ type store interface {
 	registry.Store
 	registry.AgentStore
 	registry.EvaluationStore
+	registry.JobStore
 	Migrate(ctx context.Context) error
 }
 

@@ -57,6 +57,20 @@ func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID stri
 		" WHERE r.agent_id = $1 AND r.evaluation_id = $2 AND r.status IN "+openStatuses, agentID, evaluationID))
 }
 
+// Registration returns a registration.
+func (s *Store) Registration(ctx context.Context, id string) (_ *registry.Registration, err error) {
+	defer wrap(&err, "Registration")
+	return scanRegistration(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = $1", id))
+}
+
+// VersionContent returns the SIP file of a version row.
+func (s *Store) VersionContent(ctx context.Context, versionID int64) (_ []byte, err error) {
+	defer wrap(&err, "VersionContent")
+	var b []byte
+	err = s.pool.QueryRow(ctx, "SELECT content FROM sip_versions WHERE id = $1", versionID).Scan(&b)
+	return b, err
+}
+
 // OpenRegistrations lists an agent's open registrations.
 func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
 	defer wrap(&err, "OpenRegistrations")
@@ -167,9 +181,7 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// RecordResult stores a registration's result and completes it. The
-// registration row is locked first, so concurrent submissions queue and
-// the later ones find it completed.
+// RecordResult stores a registration's result and completes it.
 func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
 	defer wrap(&err, "RecordResult")
 	tx, err := s.pool.Begin(ctx)
@@ -177,6 +189,18 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
+	out, err := recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	return out, tx.Commit(ctx)
+}
+
+// recordResult inserts a result, crediting points for the agent's first
+// pass of the evaluation, and completes the registration. The
+// registration row is locked first, so concurrent submissions queue and
+// the later ones find it completed.
+func recordResult(ctx context.Context, tx pgx.Tx, r *registry.Result, points float64) (*registry.Result, error) {
 	var status string
 	if err := tx.QueryRow(ctx, "SELECT status FROM registrations WHERE id = $1 FOR UPDATE", r.RegistrationID).Scan(&status); err != nil {
 		return nil, err
@@ -219,7 +243,7 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 		out.CompletedAt, out.RegistrationID); err != nil {
 		return nil, err
 	}
-	return &out, tx.Commit(ctx)
+	return &out, nil
 }
 
 func orEmpty(m map[string]any) map[string]any {

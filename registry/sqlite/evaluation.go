@@ -62,6 +62,20 @@ func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID stri
 		" WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN "+openStatuses, agentID, evaluationID))
 }
 
+// Registration returns a registration.
+func (s *Store) Registration(ctx context.Context, id string) (_ *registry.Registration, err error) {
+	defer wrap(&err, "Registration")
+	return scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
+}
+
+// VersionContent returns the SIP file of a version row.
+func (s *Store) VersionContent(ctx context.Context, versionID int64) (_ []byte, err error) {
+	defer wrap(&err, "VersionContent")
+	var b []byte
+	err = s.db.QueryRowContext(ctx, "SELECT content FROM sip_versions WHERE id = ?", versionID).Scan(&b)
+	return b, err
+}
+
 // OpenRegistrations lists an agent's open registrations.
 func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
 	defer wrap(&err, "OpenRegistrations")
@@ -184,6 +198,16 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 		return nil, err
 	}
 	defer tx.Rollback()
+	out, err := recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	return out, tx.Commit()
+}
+
+// recordResult inserts a result, crediting points for the agent's first
+// pass of the evaluation, and completes the registration.
+func recordResult(ctx context.Context, tx *sql.Tx, r *registry.Result, points float64) (*registry.Result, error) {
 	var status string
 	if err := tx.QueryRowContext(ctx, "SELECT status FROM registrations WHERE id = ?", r.RegistrationID).Scan(&status); err != nil {
 		return nil, err
@@ -227,7 +251,7 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 		formatTime(out.CompletedAt), out.RegistrationID); err != nil {
 		return nil, err
 	}
-	return &out, tx.Commit()
+	return &out, nil
 }
 
 func orEmpty(m map[string]any) map[string]any {

@@ -1,0 +1,160 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+var _ registry.JobStore = (*Store)(nil)
+
+const jobColumns = `id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at, submission, partial, attempts,
+	next_attempt_at, lease_until, last_error, result_id, created_at, updated_at`
+
+func scanJob(row scanner) (*registry.Job, error) {
+	var j registry.Job
+	var status, created, updated string
+	var nonceExp, next, lease, result sql.NullString
+	if err := row.Scan(&j.ID, &j.RegistrationID, &j.AgentID, &j.EvaluationID, &status, &j.Nonce, &nonceExp, &j.Submission, &j.Partial,
+		&j.Attempts, &next, &lease, &j.LastError, &result, &created, &updated); err != nil {
+		return nil, err
+	}
+	j.Status, j.ResultID = registry.JobStatus(status), result.String
+	for _, t := range []struct {
+		dst *time.Time
+		src string
+	}{{&j.NonceExpiresAt, nonceExp.String}, {&j.NextAttempt, next.String}, {&j.LeaseUntil, lease.String}, {&j.CreatedAt, created}, {&j.UpdatedAt, updated}} {
+		v, err := parseTime(t.src)
+		if err != nil {
+			return nil, err
+		}
+		*t.dst = v
+	}
+	return &j, nil
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
+}
+
+// CreateJob stores a job, or returns the registration's existing one.
+func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job, created bool, err error) {
+	defer wrap(&err, "CreateJob")
+	res, err := s.db.ExecContext(ctx, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at,
+		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (registration_id) DO NOTHING`,
+		j.ID, j.RegistrationID, j.AgentID, j.EvaluationID, string(j.Status), j.Nonce, nullTime(j.NonceExpiresAt),
+		formatTime(j.CreatedAt), formatTime(j.CreatedAt))
+	if err != nil {
+		return nil, false, err
+	}
+	n, _ := res.RowsAffected()
+	got, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", j.RegistrationID))
+	return got, n == 1, err
+}
+
+// Job returns a job.
+func (s *Store) Job(ctx context.Context, id string) (_ *registry.Job, err error) {
+	defer wrap(&err, "Job")
+	return scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+}
+
+// JobByRegistration returns a registration's job.
+func (s *Store) JobByRegistration(ctx context.Context, registrationID string) (_ *registry.Job, err error) {
+	defer wrap(&err, "JobByRegistration")
+	return scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", registrationID))
+}
+
+// moveJob updates a job that is in status from, or reports ErrConflict.
+func (s *Store) moveJob(ctx context.Context, db execer, id string, from registry.JobStatus, set string, args ...any) error {
+	res, err := db.ExecContext(ctx, "UPDATE jobs SET "+set+" WHERE id = ? AND status = ?", append(args, id, string(from))...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		if _, err := s.Job(ctx, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("job is not %s: %w", from, registry.ErrConflict)
+	}
+	return nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// SubmitJob stores a pending job's submission and queues it.
+func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (_ *registry.Job, err error) {
+	defer wrap(&err, "SubmitJob")
+	if err := s.moveJob(ctx, s.db, id, registry.JobPending, "status = 'submitted', submission = ?, partial = ?, next_attempt_at = ?, updated_at = ?",
+		submission, partial, formatTime(at), formatTime(at)); err != nil {
+		return nil, err
+	}
+	return s.Job(ctx, id)
+}
+
+// ExpireJob marks a pending job expired.
+func (s *Store) ExpireJob(ctx context.Context, id string, at time.Time) (err error) {
+	defer wrap(&err, "ExpireJob")
+	return s.moveJob(ctx, s.db, id, registry.JobPending, "status = 'expired', updated_at = ?", formatTime(at))
+}
+
+// ClaimJob leases the next due job.
+func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry.Job, err error) {
+	defer wrap(&err, "ClaimJob")
+	n := formatTime(now)
+	return scanJob(s.db.QueryRowContext(ctx, `UPDATE jobs SET status = 'judging', lease_until = ?, attempts = attempts + 1, updated_at = ?
+		WHERE id = (SELECT id FROM jobs WHERE (status = 'submitted' AND next_attempt_at <= ?) OR (status = 'judging' AND lease_until <= ?)
+			ORDER BY next_attempt_at, id LIMIT 1)
+		RETURNING `+jobColumns, formatTime(lease), n, n, n))
+}
+
+// RetryJob returns a judging job to the queue.
+func (s *Store) RetryJob(ctx context.Context, id string, next time.Time, reason string) (err error) {
+	defer wrap(&err, "RetryJob")
+	return s.moveJob(ctx, s.db, id, registry.JobJudging, "status = 'submitted', next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?",
+		formatTime(next), reason, formatTime(time.Now()))
+}
+
+// FailJob ends a job for good and cancels its registration.
+func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.Time) (err error) {
+	defer wrap(&err, "FailJob")
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'failed', last_error = ?, lease_until = NULL, updated_at = ?", reason, formatTime(at)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'cancelled', completed_at = ?
+		WHERE id = (SELECT registration_id FROM jobs WHERE id = ?) AND status IN `+openStatuses, formatTime(at), id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// CompleteJob records a judged job's result and completes it.
+func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "CompleteJob")
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	out, err := recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'completed', result_id = ?, lease_until = NULL, updated_at = ?",
+		out.ID, formatTime(out.CompletedAt)); err != nil {
+		return nil, err
+	}
+	return out, tx.Commit()
+}
