@@ -121,13 +121,14 @@ func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.
 // queue submits a job for the judge and answers 202.
 func (s *Server) queue(c echo.Context, e *registry.Entry, reg *registry.Registration, job *registry.Job, submission, partial []byte) error {
 	ctx := c.Request().Context()
-	job, err := s.jobs.SubmitJob(ctx, job.ID, submission, partial, s.now())
+	queued, err := s.jobs.SubmitJob(ctx, job.ID, submission, partial, s.now())
 	if errors.Is(err, registry.ErrConflict) {
 		return conflict("already_completed", "this attempt was already submitted", "Poll its job: GET /api/v1/evaluations/"+e.ID+"/jobs/"+job.ID+".")
 	}
 	if err != nil {
 		return err
 	}
+	job = queued
 	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegInProgress}, registry.RegAwaitingGrading, s.now()); err != nil {
 		return err
 	}

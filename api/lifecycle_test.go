@@ -15,6 +15,7 @@ import (
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -38,6 +39,8 @@ type world struct {
 	store  registry.Store
 	clock  *clock
 	oembed *fakeOEmbed
+	judge  *judgeMode
+	worker *judge.Worker
 }
 
 func newWorld(t *testing.T, s registry.Store) *world {
@@ -56,10 +59,14 @@ func newWorld(t *testing.T, s registry.Store) *world {
 	oe := httptest.NewServer(fake)
 	t.Cleanup(oe.Close)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	mode := &judgeMode{mode: "good"}
+	js := httptest.NewServer(mode)
+	t.Cleanup(js.Close)
 	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
-		OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}))
+		Jobs: s.(registry.JobStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
-	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake}
+	w := &judge.Worker{Store: s.(judge.Store), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}, Now: clk.Now}
+	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake, judge: mode, worker: w}
 }
 
 // testAgent drives the API as an outside agent would.
@@ -350,7 +357,8 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/SIP-1/register", 404, "not_found"},
 			{"/api/v1/evaluations/poaw/start", 409, "not_registered"},
 			{"/api/v1/evaluations/poaw/submit", 409, "not_registered"},
-			{"/api/v1/evaluations/ai-safety-benchmark/register", 409, "conflict"},
+			{"/api/v1/evaluations/non-spamminess/register", 409, "conflict"},
+			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "prerequisites_not_met"},
 		} {
 			var e errorResponse
 			if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {
