@@ -224,6 +224,9 @@ type EvaluationStore interface {
 	Results(ctx context.Context, f ResultFilter) ([]*Result, string, error)
 	// Passes lists an agent's passing results, newest first.
 	Passes(ctx context.Context, agentID string) ([]*Result, error)
+	// ResultsSince lists every result completed at or after since, oldest
+	// first, for exporting traces.
+	ResultsSince(ctx context.Context, since time.Time) ([]*Result, error)
 	// AgentPoints sums the points credited to an agent.
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 }

@@ -173,3 +173,39 @@ func TestServeAgents(t *testing.T) {
 		t.Errorf("me: %d", resp.StatusCode)
 	}
 }
+
+func TestTracesExport(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "registry.db")
+	m := MustRunMain(t, &Main{DatabaseURL: db})
+	c := apitest.New(t, m.URL)
+	var r struct {
+		Agent struct {
+			APIKey string `json:"api_key"`
+		} `json:"agent"`
+	}
+	c.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"tracer"}`), map[string][]string{"Content-Type": {"application/json"}}, &r)
+	auth := map[string][]string{"Authorization": {"Bearer " + r.Agent.APIKey}, "Content-Type": {"application/json"}}
+	for _, step := range []string{"register", "start", "submit"} {
+		body := strings.NewReader("")
+		if step == "submit" {
+			body = strings.NewReader("{}")
+		}
+		if code := c.Do("POST", "/api/v1/evaluations/identity-check/"+step, body, auth, nil).StatusCode; code >= 300 {
+			t.Fatalf("%s: %d", step, code)
+		}
+	}
+	code, out, errOut := runSip(t, "traces", "export", "--db", db)
+	if code != exitOK || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"event":"evaluation_result"`) || !strings.Contains(out, `"exit_code":84`) {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := runSip(t, "traces", "export", "--db", db, "--since", "2999-01-01T00:00:00Z"); code != exitOK || out != "" {
+		t.Errorf("--since in the future: %d %q", code, out)
+	}
+	if code, _, _ := runSip(t, "traces", "export", "--since", "yesterday", "--db", db); code != exitUsage {
+		t.Errorf("bad --since: %d", code)
+	}
+	if code, _, _ := runSip(t, "traces"); code != exitUsage {
+		t.Errorf("no subcommand: %d", code)
+	}
+}

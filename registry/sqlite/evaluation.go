@@ -358,6 +358,25 @@ func (s *Store) Passes(ctx context.Context, agentID string) (_ []*registry.Resul
 	return out, rows.Err()
 }
 
+// ResultsSince lists results completed at or after since, oldest first.
+func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registry.Result, err error) {
+	defer wrap(&err, "ResultsSince")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= ? ORDER BY r.completed_at, r.id", formatTime(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*registry.Result{}
+	for rows.Next() {
+		r, err := scanResult(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // AgentPoints sums the points credited to an agent.
 func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err error) {
 	defer wrap(&err, "AgentPoints")
