@@ -1,18 +1,23 @@
 package api_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -98,4 +103,178 @@ func BenchmarkListEvaluations(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPoAWFlow drives the full Proof of Agentic Work flow (register,
+// start, fetch the challenge, submit) with 50 concurrent agents against
+// each store, and the floor: the same store calls made directly, without
+// HTTP. It reports completed flows per second and the p99 per request.
+func BenchmarkPoAWFlow(b *testing.B) {
+	const agents, d = 50, 3 * time.Second
+	for _, name := range []string{"sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			s := backends[name](b)
+			files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
+				b.Fatal(err)
+			}
+			srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
+				Jobs: s.(registry.JobStore), Logger: slog.New(slog.DiscardHandler)}))
+			defer srv.Close()
+			tr := &http.Transport{MaxIdleConns: agents, MaxIdleConnsPerHost: agents}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			keys := make([]string, agents)
+			for i := range keys {
+				a, creds, err := registry.NewAgent(fmt.Sprintf("bench-%s-%d-%d", name, i, time.Now().UnixNano()%1e6), "", time.Now())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.(registry.AgentStore).CreateAgent(b.Context(), a); err != nil {
+					b.Fatal(err)
+				}
+				keys[i] = creds.APIKey
+			}
+			for b.Loop() {
+				flows, p99 := runFlows(b, hc, srv.URL, keys, d)
+				b.ReportMetric(flows, "flows/s")
+				b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+			}
+		})
+		b.Run(name+"-floor", func(b *testing.B) {
+			s := backends[name](b)
+			files, _ := registry.ReadFS(evaluations.FS, ".", "evaluations")
+			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				b.ReportMetric(floorFlows(b, s, agents, d), "flows/s")
+			}
+		})
+	}
+}
+
+func runFlows(b *testing.B, hc *http.Client, base string, keys []string, d time.Duration) (float64, time.Duration) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var flows atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for _, key := range keys {
+		wg.Go(func() {
+			var mine []time.Duration
+			call := func(method, path, body string, out any) bool {
+				req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				start := time.Now()
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Error(err)
+					return false
+				}
+				defer resp.Body.Close()
+				if out != nil {
+					json.NewDecoder(resp.Body).Decode(out)
+				} else {
+					io.Copy(io.Discard, resp.Body)
+				}
+				mine = append(mine, time.Since(start))
+				if resp.StatusCode >= 300 {
+					b.Errorf("%s %s: %d", method, path, resp.StatusCode)
+					return false
+				}
+				return true
+			}
+			for time.Now().Before(deadline) {
+				var st struct {
+					Challenge struct{ ID, FetchURL string } `json:"challenge"`
+				}
+				var ch struct {
+					Challenge struct {
+						Values []int
+						Nonce  string
+					} `json:"challenge"`
+				}
+				if !call("POST", "/api/v1/evaluations/poaw/register", "", nil) ||
+					!call("POST", "/api/v1/evaluations/poaw/start", "", &st) ||
+					!call("GET", "/api/v1/evaluations/poaw/challenge/"+st.Challenge.ID, "", &ch) ||
+					!call("POST", "/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID,
+						registry.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)), nil) {
+					return
+				}
+				flows.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		b.Fatal("no requests")
+	}
+	return float64(flows.Load()) / d.Seconds(), lat[len(lat)*99/100]
+}
+
+// floorFlows makes the store calls of the flow directly.
+func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) float64 {
+	ctx := b.Context()
+	as, es := s.(registry.AgentStore), s.(registry.EvaluationStore)
+	poaw, err := s.Entry(ctx, "poaw")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var flows atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := range agents {
+		a, creds, _ := registry.NewAgent(fmt.Sprintf("floor-%d-%d", i, time.Now().UnixNano()%1e6), "", time.Now())
+		if err := as.CreateAgent(ctx, a); err != nil {
+			b.Fatal(err)
+		}
+		keyID := registry.KeyID(creds.APIKey)
+		wg.Go(func() {
+			for n := 0; time.Now().Before(deadline); n++ {
+				now := time.Now()
+				auth := func() { as.AgentByKeyID(ctx, keyID) }
+				auth() // register
+				s.SyncState(ctx)
+				es.Passes(ctx, a.ID)
+				reg, _, err := es.Register(ctx, &registry.Registration{ID: fmt.Sprintf("reg_%s_%d", a.ID, n), AgentID: a.ID, EvaluationID: "poaw",
+					VersionID: poaw.Current.ID, RegisteredAt: now})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				auth() // start
+				s.SyncState(ctx)
+				es.OpenRegistration(ctx, a.ID, "poaw")
+				es.OpenChallenge(ctx, reg.ID, now)
+				ch, _ := registry.NewChallenge(reg.ID, a.ID, now, 15*time.Second)
+				es.CreateChallenge(ctx, ch)
+				es.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, now)
+				auth() // fetch
+				es.Challenge(ctx, ch.ID)
+				auth() // submit
+				s.SyncState(ctx)
+				es.OpenRegistration(ctx, a.ID, "poaw")
+				es.Challenge(ctx, ch.ID)
+				es.UseChallenge(ctx, ch.ID, now)
+				if _, err := es.RecordResult(ctx, &registry.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: "poaw",
+					VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: "x", Passed: true, CompletedAt: now,
+					Trace: registry.NewTrace("poaw_handler", now, now, true, false, "", nil)}, 10); err != nil {
+					b.Error(err)
+					return
+				}
+				flows.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(flows.Load()) / d.Seconds()
 }
