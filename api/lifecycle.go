@@ -27,7 +27,7 @@ type evaluationStore interface {
 	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)
 	Result(ctx context.Context, id string) (*registry.Result, error)
 	Results(ctx context.Context, f registry.ResultFilter) ([]*registry.Result, string, error)
-	Passes(ctx context.Context, agentID string) ([]*registry.Result, error)
+	Passes(ctx context.Context, agentID string, now time.Time) ([]*registry.Result, error)
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 }
 
@@ -48,16 +48,13 @@ func conflict(code, msg, hint string) *Error {
 // validPasses maps the evaluations an agent holds a still-valid pass of to
 // that pass (the newest).
 func (s *Server) validPasses(ctx context.Context, agentID string) (map[string]*registry.Result, error) {
-	passes, err := s.evals.Passes(ctx, agentID)
+	passes, err := s.evals.Passes(ctx, agentID, s.now())
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	valid := map[string]*registry.Result{}
 	for _, p := range passes {
-		if _, seen := valid[p.EvaluationID]; !seen && p.Valid(now) {
-			valid[p.EvaluationID] = p
-		}
+		valid[p.EvaluationID] = p
 	}
 	return valid, nil
 }

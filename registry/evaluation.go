@@ -222,8 +222,9 @@ type EvaluationStore interface {
 	Result(ctx context.Context, id string) (*Result, error)
 	// Results lists results, newest first, and the cursor of the next page.
 	Results(ctx context.Context, f ResultFilter) ([]*Result, string, error)
-	// Passes lists an agent's passing results, newest first.
-	Passes(ctx context.Context, agentID string) ([]*Result, error)
+	// Passes lists the agent's newest pass of each evaluation that has not
+	// expired at now.
+	Passes(ctx context.Context, agentID string, now time.Time) ([]*Result, error)
 	// ResultsSince lists every result completed at or after since, oldest
 	// first, for exporting traces.
 	ResultsSince(ctx context.Context, since time.Time) ([]*Result, error)

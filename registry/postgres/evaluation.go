@@ -334,10 +334,14 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	return out, next, nil
 }
 
-// Passes lists an agent's passing results, newest first.
-func (s *Store) Passes(ctx context.Context, agentID string) (_ []*registry.Result, err error) {
+// Passes lists the agent's newest valid pass of each evaluation.
+func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*registry.Result, err error) {
 	defer wrap(&err, "Passes")
-	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.agent_id = $1 AND r.passed ORDER BY r.completed_at DESC, r.id DESC", agentID)
+	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+` FROM (
+			SELECT DISTINCT ON (evaluation_id) * FROM results
+			WHERE agent_id = $1 AND passed AND (expires_at IS NULL OR expires_at > $2)
+			ORDER BY evaluation_id, completed_at DESC, id DESC) r
+		ORDER BY r.completed_at DESC, r.id DESC`, agentID, now)
 	if err != nil {
 		return nil, err
 	}

@@ -196,9 +196,21 @@ func testResultsAndPoints(t *testing.T, s FullStore) {
 	if p, err := s.AgentPoints(ctx, agent.ID); err != nil || p != 5 {
 		t.Errorf("points %v, %v", p, err)
 	}
-	passes, err := s.Passes(ctx, agent.ID)
-	if err != nil || len(passes) != 2 || passes[0].ID != second.ID || passes[1].PointsEarned != 5 {
+	passes, err := s.Passes(ctx, agent.ID, t0.Add(time.Hour))
+	if err != nil || len(passes) != 1 || passes[0].ID != second.ID {
 		t.Errorf("passes %+v, %v", passes, err)
+	}
+	r3, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 2))
+	short := result(r3, true, t0.Add(3*time.Minute))
+	short.ExpiresAt = t0.Add(4 * time.Minute)
+	if _, err := s.RecordResult(ctx, short, 5); err != nil {
+		t.Fatal(err)
+	}
+	if passes, _ := s.Passes(ctx, agent.ID, t0.Add(3*time.Minute+time.Second)); len(passes) != 1 || passes[0].ID != short.ID {
+		t.Errorf("newest valid pass: %+v", passes)
+	}
+	if passes, _ := s.Passes(ctx, agent.ID, t0.Add(5*time.Minute)); len(passes) != 1 || passes[0].ID != second.ID {
+		t.Errorf("after the newest expired, the older pass counts: %+v", passes)
 	}
 	got, err := s.Result(ctx, second.ID)
 	if err != nil || got.Trace.Gates[0].Name != "goal" || got.RegistrationID != r2.ID {

@@ -38,7 +38,7 @@ func scanAgent(row scanner) (*registry.Agent, error) {
 // CreateAgent stores a new agent.
 func (s *Store) CreateAgent(ctx context.Context, a *registry.Agent) (err error) {
 	defer wrap(&err, "CreateAgent(%q)", a.Name)
-	_, err = s.db.ExecContext(ctx, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
+	_, err = s.exec(ctx, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
 		verification_code, results_public, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Name, strings.ToLower(a.Name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
 		a.ResultsPublic, formatTime(a.CreatedAt))
@@ -48,25 +48,25 @@ func (s *Store) CreateAgent(ctx context.Context, a *registry.Agent) (err error) 
 // AgentByKeyID returns the agent whose API key has that id.
 func (s *Store) AgentByKeyID(ctx context.Context, keyID string) (_ *registry.Agent, err error) {
 	defer wrap(&err, "AgentByKeyID")
-	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE key_id = ?", keyID))
+	return scanAgent(s.queryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE key_id = ?", keyID))
 }
 
 // AgentByID returns the agent with that id.
 func (s *Store) AgentByID(ctx context.Context, id string) (_ *registry.Agent, err error) {
 	defer wrap(&err, "AgentByID")
-	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id))
+	return scanAgent(s.queryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id))
 }
 
 // AgentByName returns the agent with that name, ignoring case.
 func (s *Store) AgentByName(ctx context.Context, name string) (_ *registry.Agent, err error) {
 	defer wrap(&err, "AgentByName(%q)", name)
-	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE name_key = ?", strings.ToLower(name)))
+	return scanAgent(s.queryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE name_key = ?", strings.ToLower(name)))
 }
 
 // AgentByClaimToken returns the agent a claim token belongs to.
 func (s *Store) AgentByClaimToken(ctx context.Context, tokenHash string) (_ *registry.Agent, err error) {
 	defer wrap(&err, "AgentByClaimToken")
-	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE claim_token_hash = ?", tokenHash))
+	return scanAgent(s.queryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE claim_token_hash = ?", tokenHash))
 }
 
 // UpdateAgent applies u to the agent with id.
@@ -84,7 +84,7 @@ func (s *Store) UpdateAgent(ctx context.Context, id string, u registry.AgentUpda
 		sets, args = append(sets, "identity_md = ?"), append(args, *u.IdentityMD)
 	}
 	if len(sets) > 0 {
-		res, err := s.db.ExecContext(ctx, "UPDATE agents SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...)
+		res, err := s.exec(ctx, "UPDATE agents SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...)
 		if err != nil {
 			return nil, err
 		}
@@ -92,14 +92,14 @@ func (s *Store) UpdateAgent(ctx context.Context, id string, u registry.AgentUpda
 			return nil, sql.ErrNoRows
 		}
 	}
-	return scanAgent(s.db.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id))
+	return scanAgent(s.queryRow(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id))
 }
 
 // ClaimAgent records the owner of the agent whose claim token hashes to
 // tokenHash; only the first claim succeeds.
 func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (_ *registry.Agent, err error) {
 	defer wrap(&err, "ClaimAgent")
-	a, err := scanAgent(s.db.QueryRowContext(ctx, `UPDATE agents SET owner = ?, claimed_at = ?
+	a, err := scanAgent(s.queryRow(ctx, `UPDATE agents SET owner = ?, claimed_at = ?
 		WHERE claim_token_hash = ? AND owner = '' RETURNING `+agentColumns, owner, formatTime(at), tokenHash))
 	if err == sql.ErrNoRows {
 		if _, err := s.AgentByClaimToken(ctx, tokenHash); err != nil {

@@ -83,7 +83,7 @@ func (s *Store) Entries(ctx context.Context, f registry.EntryFilter) (_ []*regis
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := s.db.QueryContext(ctx, q+" ORDER BY s.sip", args...)
+	rows, err := s.query(ctx, q+" ORDER BY s.sip", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,23 +102,23 @@ func (s *Store) Entries(ctx context.Context, f registry.EntryFilter) (_ []*regis
 // Entry returns the entry with the given id.
 func (s *Store) Entry(ctx context.Context, id string) (_ *registry.Entry, err error) {
 	defer wrap(&err, "Entry(%q)", id)
-	return scanEntry(s.db.QueryRowContext(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.id = ?", id))
+	return scanEntry(s.queryRow(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.id = ?", id))
 }
 
 // EntryByNumber returns the entry with the given SIP number.
 func (s *Store) EntryByNumber(ctx context.Context, n int) (_ *registry.Entry, err error) {
 	defer wrap(&err, "EntryByNumber(%d)", n)
-	return scanEntry(s.db.QueryRowContext(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.sip = ?", n))
+	return scanEntry(s.queryRow(ctx, "SELECT "+entryColumns+entryFrom+" WHERE s.sip = ?", n))
 }
 
 // Versions lists an entry's versions, oldest first.
 func (s *Store) Versions(ctx context.Context, id string) (_ []registry.Version, err error) {
 	defer wrap(&err, "Versions(%q)", id)
 	var exists int
-	if err := s.db.QueryRowContext(ctx, "SELECT 1 FROM sips WHERE id = ?", id).Scan(&exists); err != nil {
+	if err := s.queryRow(ctx, "SELECT 1 FROM sips WHERE id = ?", id).Scan(&exists); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, version, content_sha256, commit_sha, synced_at
+	rows, err := s.query(ctx, `SELECT id, version, content_sha256, commit_sha, synced_at
 		FROM sip_versions WHERE sip_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (s *Store) Versions(ctx context.Context, id string) (_ []registry.Version, 
 func (s *Store) Content(ctx context.Context, id string) (_ []byte, err error) {
 	defer wrap(&err, "Content(%q)", id)
 	var content []byte
-	err = s.db.QueryRowContext(ctx, `SELECT v.content FROM sips s JOIN sip_versions v ON v.id = s.current_version_id
+	err = s.queryRow(ctx, `SELECT v.content FROM sips s JOIN sip_versions v ON v.id = s.current_version_id
 		WHERE s.id = ?`, id).Scan(&content)
 	return content, err
 }
@@ -171,7 +171,7 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 // Heads lists every entry with the fields a sync plans on.
 func (s *Store) Heads(ctx context.Context) (_ []registry.Head, err error) {
 	defer wrap(&err, "Heads")
-	rows, err := s.db.QueryContext(ctx, `SELECT id, sip, path, content_sha256, type, status, removed FROM sips ORDER BY sip`)
+	rows, err := s.query(ctx, `SELECT id, sip, path, content_sha256, type, status, removed FROM sips ORDER BY sip`)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (s *Store) Heads(ctx context.Context) (_ []registry.Head, err error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	pre, err := s.db.QueryContext(ctx, `SELECT sip_id, prerequisite_id FROM sip_prerequisites ORDER BY sip_id, position`)
+	pre, err := s.query(ctx, `SELECT sip_id, prerequisite_id FROM sip_prerequisites ORDER BY sip_id, position`)
 	if err != nil {
 		return nil, err
 	}

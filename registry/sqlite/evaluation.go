@@ -40,7 +40,7 @@ const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
 // Register opens a registration, or returns the open one.
 func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *registry.Registration, created bool, err error) {
 	defer wrap(&err, "Register")
-	res, err := s.db.ExecContext(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
+	res, err := s.exec(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
 		VALUES (?, ?, ?, ?, 'registered', ?)
 		ON CONFLICT (agent_id, evaluation_id) WHERE status IN `+openStatuses+` DO NOTHING`,
 		r.ID, r.AgentID, r.EvaluationID, r.VersionID, formatTime(r.RegisteredAt))
@@ -58,28 +58,28 @@ func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *regi
 // OpenRegistration returns the agent's open registration for an evaluation.
 func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *registry.Registration, err error) {
 	defer wrap(&err, "OpenRegistration")
-	return scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+
+	return scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN "+openStatuses, agentID, evaluationID))
 }
 
 // Registration returns a registration.
 func (s *Store) Registration(ctx context.Context, id string) (_ *registry.Registration, err error) {
 	defer wrap(&err, "Registration")
-	return scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
+	return scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
 }
 
 // VersionContent returns the SIP file of a version row.
 func (s *Store) VersionContent(ctx context.Context, versionID int64) (_ []byte, err error) {
 	defer wrap(&err, "VersionContent")
 	var b []byte
-	err = s.db.QueryRowContext(ctx, "SELECT content FROM sip_versions WHERE id = ?", versionID).Scan(&b)
+	err = s.queryRow(ctx, "SELECT content FROM sip_versions WHERE id = ?", versionID).Scan(&b)
 	return b, err
 }
 
 // OpenRegistrations lists an agent's open registrations.
 func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
 	defer wrap(&err, "OpenRegistrations")
-	rows, err := s.db.QueryContext(ctx, "SELECT "+registrationColumns+registrationFrom+
+	rows, err := s.query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.status IN "+openStatuses, agentID)
 	if err != nil {
 		return nil, err
@@ -113,17 +113,17 @@ func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry
 	for _, f := range from {
 		args = append(args, string(f))
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE registrations SET "+set+" WHERE id = ? AND status IN ("+placeholders(len(from))+")", args...)
+	res, err := s.exec(ctx, "UPDATE registrations SET "+set+" WHERE id = ? AND status IN ("+placeholders(len(from))+")", args...)
 	if err != nil {
 		return nil, err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		if _, err := scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id)); err != nil {
+		if _, err := scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id)); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("registration is not %v: %w", from, registry.ErrConflict)
 	}
-	return scanRegistration(s.db.QueryRowContext(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
+	return scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
 }
 
 // CreateChallenge stores a new challenge.
@@ -133,7 +133,7 @@ func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+	_, err = s.exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt))
 	return err
 }
@@ -164,20 +164,20 @@ const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce
 // Challenge returns a challenge.
 func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
 	defer wrap(&err, "Challenge")
-	return scanChallenge(s.db.QueryRowContext(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = ?", id))
+	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = ?", id))
 }
 
 // OpenChallenge returns the registration's unused, unexpired challenge.
 func (s *Store) OpenChallenge(ctx context.Context, registrationID string, now time.Time) (_ *registry.Challenge, err error) {
 	defer wrap(&err, "OpenChallenge")
-	return scanChallenge(s.db.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
+	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+` FROM challenges
 		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, registrationID, formatTime(now)))
 }
 
 // UseChallenge marks a challenge used, once.
 func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err error) {
 	defer wrap(&err, "UseChallenge")
-	res, err := s.db.ExecContext(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(at), id)
+	res, err := s.exec(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(at), id)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 		return nil, err
 	}
 	defer tx.Rollback()
-	out, err := recordResult(ctx, tx, r, points)
+	out, err := s.recordResult(ctx, tx, r, points)
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +207,9 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 
 // recordResult inserts a result, crediting points for the agent's first
 // pass of the evaluation, and completes the registration.
-func recordResult(ctx context.Context, tx *sql.Tx, r *registry.Result, points float64) (*registry.Result, error) {
+func (s *Store) recordResult(ctx context.Context, tx *sql.Tx, r *registry.Result, points float64) (*registry.Result, error) {
 	var status string
-	if err := tx.QueryRowContext(ctx, "SELECT status FROM registrations WHERE id = ?", r.RegistrationID).Scan(&status); err != nil {
+	if err := s.txQueryRow(ctx, tx, "SELECT status FROM registrations WHERE id = ?", r.RegistrationID).Scan(&status); err != nil {
 		return nil, err
 	}
 	if !registry.RegistrationStatus(status).Open() {
@@ -219,7 +219,7 @@ func recordResult(ctx context.Context, tx *sql.Tx, r *registry.Result, points fl
 	out.PointsEarned = 0
 	if r.Passed && points > 0 {
 		var credited int
-		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM results WHERE agent_id = ? AND evaluation_id = ? AND points_earned > 0",
+		err := s.txQueryRow(ctx, tx, "SELECT count(*) FROM results WHERE agent_id = ? AND evaluation_id = ? AND points_earned > 0",
 			r.AgentID, r.EvaluationID).Scan(&credited)
 		if err != nil {
 			return nil, err
@@ -240,14 +240,14 @@ func recordResult(ctx context.Context, tx *sql.Tx, r *registry.Result, points fl
 	if !out.ExpiresAt.IsZero() {
 		expires = formatTime(out.ExpiresAt)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
+	if _, err := s.txExec(ctx, tx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
 		passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		out.ID, out.RegistrationID, out.AgentID, out.EvaluationID, out.VersionID, out.Version, out.ContentSHA256, out.Passed,
 		out.Score, out.MaxScore, out.PointsEarned, string(details), string(trace), formatTime(out.CompletedAt), expires); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE registrations SET status = 'completed', completed_at = ? WHERE id = ?",
+	if _, err := s.txExec(ctx, tx, "UPDATE registrations SET status = 'completed', completed_at = ? WHERE id = ?",
 		formatTime(out.CompletedAt), out.RegistrationID); err != nil {
 		return nil, err
 	}
@@ -289,7 +289,7 @@ func scanResult(row scanner) (*registry.Result, error) {
 // Result returns a result.
 func (s *Store) Result(ctx context.Context, id string) (_ *registry.Result, err error) {
 	defer wrap(&err, "Result")
-	return scanResult(s.db.QueryRowContext(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.id = ?", id))
+	return scanResult(s.queryRow(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.id = ?", id))
 }
 
 // Results lists results, newest first, with the next page's cursor.
@@ -314,7 +314,7 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 		where, args = append(where, "(r.completed_at, r.id) < (?, ?)"), append(args, formatTime(at), id)
 	}
 	limit := registry.PageSize(f.Limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+resultColumns+" FROM results r JOIN agents a ON a.id = r.agent_id WHERE "+
+	rows, err := s.query(ctx, "SELECT "+resultColumns+" FROM results r JOIN agents a ON a.id = r.agent_id WHERE "+
 		strings.Join(where, " AND ")+" ORDER BY r.completed_at DESC, r.id DESC LIMIT ?", append(args, limit+1)...)
 	if err != nil {
 		return nil, "", err
@@ -339,10 +339,14 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	return out, next, nil
 }
 
-// Passes lists an agent's passing results, newest first.
-func (s *Store) Passes(ctx context.Context, agentID string) (_ []*registry.Result, err error) {
+// Passes lists the agent's newest valid pass of each evaluation.
+func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*registry.Result, err error) {
 	defer wrap(&err, "Passes")
-	rows, err := s.db.QueryContext(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.agent_id = ? AND r.passed = 1 ORDER BY r.completed_at DESC, r.id DESC", agentID)
+	rows, err := s.query(ctx, "SELECT "+resultColumns+` FROM results r WHERE r.id IN (
+			SELECT (SELECT r2.id FROM results r2 WHERE r2.agent_id = e.agent_id AND r2.evaluation_id = e.evaluation_id AND r2.passed = 1
+				AND (r2.expires_at IS NULL OR r2.expires_at > ?) ORDER BY r2.completed_at DESC, r2.id DESC LIMIT 1)
+			FROM (SELECT DISTINCT agent_id, evaluation_id FROM results WHERE agent_id = ? AND passed = 1) e)
+		ORDER BY r.completed_at DESC, r.id DESC`, formatTime(now), agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +365,7 @@ func (s *Store) Passes(ctx context.Context, agentID string) (_ []*registry.Resul
 // ResultsSince lists results completed at or after since, oldest first.
 func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registry.Result, err error) {
 	defer wrap(&err, "ResultsSince")
-	rows, err := s.db.QueryContext(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= ? ORDER BY r.completed_at, r.id", formatTime(since))
+	rows, err := s.query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= ? ORDER BY r.completed_at, r.id", formatTime(since))
 	if err != nil {
 		return nil, err
 	}
@@ -381,6 +385,6 @@ func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registr
 func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err error) {
 	defer wrap(&err, "AgentPoints")
 	var p float64
-	err = s.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = ?", agentID).Scan(&p)
+	err = s.queryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = ?", agentID).Scan(&p)
 	return p, err
 }

@@ -46,7 +46,7 @@ func nullTime(t time.Time) any {
 // CreateJob stores a job, or returns the registration's existing one.
 func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job, created bool, err error) {
 	defer wrap(&err, "CreateJob")
-	res, err := s.db.ExecContext(ctx, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at,
+	res, err := s.exec(ctx, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at,
 		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (registration_id) DO NOTHING`,
 		j.ID, j.RegistrationID, j.AgentID, j.EvaluationID, string(j.Status), j.Nonce, nullTime(j.NonceExpiresAt),
 		formatTime(j.CreatedAt), formatTime(j.CreatedAt))
@@ -54,20 +54,20 @@ func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job
 		return nil, false, err
 	}
 	n, _ := res.RowsAffected()
-	got, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", j.RegistrationID))
+	got, err := scanJob(s.queryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", j.RegistrationID))
 	return got, n == 1, err
 }
 
 // Job returns a job.
 func (s *Store) Job(ctx context.Context, id string) (_ *registry.Job, err error) {
 	defer wrap(&err, "Job")
-	return scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	return scanJob(s.queryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
 }
 
 // JobByRegistration returns a registration's job.
 func (s *Store) JobByRegistration(ctx context.Context, registrationID string) (_ *registry.Job, err error) {
 	defer wrap(&err, "JobByRegistration")
-	return scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", registrationID))
+	return scanJob(s.queryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", registrationID))
 }
 
 // moveJob updates a job that is in status from, or reports ErrConflict.
@@ -109,7 +109,7 @@ func (s *Store) ExpireJob(ctx context.Context, id string, at time.Time) (err err
 func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry.Job, err error) {
 	defer wrap(&err, "ClaimJob")
 	n := formatTime(now)
-	return scanJob(s.db.QueryRowContext(ctx, `UPDATE jobs SET status = 'judging', lease_until = ?, attempts = attempts + 1, updated_at = ?
+	return scanJob(s.queryRow(ctx, `UPDATE jobs SET status = 'judging', lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id = (SELECT id FROM jobs WHERE (status = 'submitted' AND next_attempt_at <= ?) OR (status = 'judging' AND lease_until <= ?)
 			ORDER BY next_attempt_at, id LIMIT 1)
 		RETURNING `+jobColumns, formatTime(lease), n, n, n))
@@ -148,7 +148,7 @@ func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, 
 		return nil, err
 	}
 	defer tx.Rollback()
-	out, err := recordResult(ctx, tx, r, points)
+	out, err := s.recordResult(ctx, tx, r, points)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ type Store struct {
 	// syncState is prepared once: every API request asks for it.
 	mu        sync.Mutex
 	syncState *sql.Stmt
+	stmts     sync.Map // query text → *sql.Stmt
 }
 
 var _ registry.Store = (*Store)(nil)
@@ -106,6 +107,7 @@ func (s *Store) Close() error {
 	if s.syncState != nil {
 		s.syncState.Close()
 	}
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return s.db.Close()
 }
 

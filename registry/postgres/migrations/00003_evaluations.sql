@@ -52,6 +52,7 @@ CREATE TABLE results (
 CREATE UNIQUE INDEX results_points_once ON results (agent_id, evaluation_id) WHERE points_earned > 0;
 CREATE INDEX results_evaluation ON results (evaluation_id, completed_at, id);
 CREATE INDEX results_agent ON results (agent_id, completed_at, id);
+CREATE INDEX results_passes ON results (agent_id, evaluation_id, completed_at) WHERE passed;
 
 CREATE TRIGGER results_kept BEFORE DELETE ON results
     FOR EACH ROW EXECUTE FUNCTION registry_refuse('results are never deleted');

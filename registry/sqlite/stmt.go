@@ -1,0 +1,61 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+)
+
+// SQLite spends much of a small query parsing it, so read statements are
+// prepared once per query text and reused (database/sql prepares them
+// again on each pooled connection as needed). The set of texts is fixed
+// by the code, so the cache stays small. Writes are not cached: a cached
+// statement that writes outside BEGIN IMMEDIATE was seen to fail with
+// SQLITE_BUSY instead of waiting under load.
+
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// errRow is a *sql.Row stand-in for a statement that failed to prepare.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+func (s *Store) queryRow(ctx context.Context, query string, args ...any) scanner {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return s.db.ExecContext(ctx, query, args...)
+}
+
+func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	return tx.ExecContext(ctx, query, args...)
+}
+
+func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) scanner {
+	return tx.QueryRowContext(ctx, query, args...)
+}
