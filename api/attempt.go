@@ -66,15 +66,11 @@ func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry,
 		if ch, err = registry.NewChallenge(reg.ID, a.ID, now, time.Duration(timeout)*time.Second); err != nil {
 			return err
 		}
-		if err := s.evals.CreateChallenge(ctx, ch); err != nil {
+		if err := s.evals.StartChallenge(ctx, ch); err != nil {
 			return err
 		}
 		status = http.StatusCreated
 	} else if err != nil {
-		return err
-	}
-	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
-		registry.RegInProgress, now); err != nil {
 		return err
 	}
 	fetch := "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID
@@ -185,12 +181,10 @@ func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "this challenge is not yours", Hint: "Submit your own challenge."}
 	}
 	now := s.now()
-	if err := s.evals.UseChallenge(ctx, ch.ID, now); errors.Is(err, registry.ErrConflict) {
-		return &Error{Status: http.StatusGone, Code: "gone", Message: "the challenge was already answered", Hint: "A challenge takes one answer."}
-	} else if err != nil {
-		return err
+	if !ch.UsedAt.IsZero() {
+		return errChallengeUsed
 	}
-	at := attempt{started: ch.CreatedAt, inputs: map[string]string{"challenge_id": ch.ID, "hash": registry.HashInput(sub.Hash)}}
+	at := attempt{challenge: ch.ID, started: ch.CreatedAt, inputs: map[string]string{"challenge_id": ch.ID, "hash": registry.HashInput(sub.Hash)}}
 	switch {
 	case now.After(ch.ExpiresAt):
 		at.late, at.detail = true, "answered after expires_at"
@@ -203,7 +197,10 @@ func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry
 }
 
 // attempt is a graded submission, before it is recorded.
+var errChallengeUsed = &Error{Status: http.StatusGone, Code: "gone", Message: "the challenge was already answered", Hint: "A challenge takes one answer."}
+
 type attempt struct {
+	challenge       string // the PoAW challenge this answers, used up with the result
 	passed          bool
 	late            bool
 	detail          string
@@ -244,7 +241,16 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 	if at.passed && e.Config.ValidDays > 0 {
 		res.ExpiresAt = now.AddDate(0, 0, e.Config.ValidDays)
 	}
-	saved, err := s.evals.RecordResult(c.Request().Context(), res, e.Points)
+	var saved *registry.Result
+	var err error
+	if at.challenge != "" {
+		saved, err = s.evals.AnswerChallenge(c.Request().Context(), at.challenge, res, e.Points)
+	} else {
+		saved, err = s.evals.RecordResult(c.Request().Context(), res, e.Points)
+	}
+	if errors.Is(err, registry.ErrGone) {
+		return errChallengeUsed
+	}
 	if errors.Is(err, registry.ErrConflict) {
 		return conflict("already_completed", "this registration already has its result", "Register again for another attempt.")
 	}

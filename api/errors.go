@@ -95,6 +95,7 @@ var kinds = []struct {
 	{registry.ErrNotFound, http.StatusNotFound, "not_found", "not found", "Check the id."},
 	{registry.ErrInvalid, http.StatusBadRequest, "validation_failed", "invalid request", "Check the request against /api/v1/openapi.json."},
 	{registry.ErrConflict, http.StatusConflict, "conflict", "conflict", "Reload and try again."},
+	{registry.ErrGone, http.StatusGone, "gone", "gone", "Start again."},
 	{registry.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "unauthorized", "Send Authorization: Bearer <api_key>."},
 	{registry.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the registry database is unavailable", "Try again shortly."},
 }

@@ -24,6 +24,8 @@ type evaluationStore interface {
 	Challenge(ctx context.Context, id string) (*registry.Challenge, error)
 	OpenChallenge(ctx context.Context, registrationID string, now time.Time) (*registry.Challenge, error)
 	UseChallenge(ctx context.Context, id string, at time.Time) error
+	StartChallenge(ctx context.Context, c *registry.Challenge) error
+	AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (*registry.Result, error)
 	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)
 	Result(ctx context.Context, id string) (*registry.Result, error)
 	Results(ctx context.Context, f registry.ResultFilter) ([]*registry.Result, string, error)

@@ -256,16 +256,14 @@ func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) flo
 				es.OpenRegistration(ctx, a.ID, "poaw")
 				es.OpenChallenge(ctx, reg.ID, now)
 				ch, _ := registry.NewChallenge(reg.ID, a.ID, now, 15*time.Second)
-				es.CreateChallenge(ctx, ch)
-				es.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, now)
+				es.StartChallenge(ctx, ch)
 				auth() // fetch
 				es.Challenge(ctx, ch.ID)
 				auth() // submit
 				s.SyncState(ctx)
 				es.OpenRegistration(ctx, a.ID, "poaw")
 				es.Challenge(ctx, ch.ID)
-				es.UseChallenge(ctx, ch.ID, now)
-				if _, err := es.RecordResult(ctx, &registry.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: "poaw",
+				if _, err := es.AnswerChallenge(ctx, ch.ID, &registry.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: "poaw",
 					VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: "x", Passed: true, CompletedAt: now,
 					Trace: registry.NewTrace("poaw_handler", now, now, true, false, "", nil)}, 10); err != nil {
 					b.Error(err)

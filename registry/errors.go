@@ -13,6 +13,8 @@ var (
 	ErrInvalid      = errors.New("invalid")
 	ErrConflict     = errors.New("conflict")
 	ErrUnauthorized = errors.New("unauthorized")
+	// ErrGone means a one-time thing (a challenge) was used or expired.
+	ErrGone = errors.New("gone")
 	// ErrUnavailable means a dependency (the database) cannot be reached
 	// right now; retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")

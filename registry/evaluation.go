@@ -213,6 +213,13 @@ type EvaluationStore interface {
 	// UseChallenge marks a challenge used. Returns ErrConflict when it
 	// was used already.
 	UseChallenge(ctx context.Context, id string, at time.Time) error
+	// StartChallenge stores a new challenge and moves its registration to
+	// in_progress, in one transaction.
+	StartChallenge(ctx context.Context, c *Challenge) error
+	// AnswerChallenge marks a challenge used and records the result of its
+	// registration, in one transaction. Returns ErrGone when the challenge
+	// was used already, and ErrConflict as RecordResult does.
+	AnswerChallenge(ctx context.Context, challengeID string, r *Result, points float64) (*Result, error)
 	// RecordResult stores the result of a registration and completes it,
 	// in one transaction. points is credited only if the agent has never
 	// been credited for the evaluation. Returns ErrConflict when the

@@ -181,6 +181,51 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
+// StartChallenge stores a challenge and starts its registration.
+func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+	defer wrap(&err, "StartChallenge")
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt); err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $1)
+		WHERE id = $2 AND status IN ('registered', 'in_progress')`, c.CreatedAt, c.RegistrationID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+	}
+	return tx.Commit(ctx)
+}
+
+// AnswerChallenge uses a challenge and records its result together.
+func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "AnswerChallenge")
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	tag, err := tx.Exec(ctx, "UPDATE challenges SET used_at = $1 WHERE id = $2 AND used_at IS NULL", r.CompletedAt, challengeID)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() != 1 {
+		return nil, fmt.Errorf("challenge already used: %w", registry.ErrGone)
+	}
+	out, err := recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	return out, tx.Commit(ctx)
+}
+
 // RecordResult stores a registration's result and completes it.
 func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
 	defer wrap(&err, "RecordResult")

@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,6 +45,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgxpool's default (4 on small machines) queues concurrent
+		// requests behind few connections; PostgreSQL serves 16 easily.
+		cfg.MaxConns = 16
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	cfg.HealthCheckPeriod = 15 * time.Second

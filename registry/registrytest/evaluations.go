@@ -155,6 +155,38 @@ func testChallenges(t *testing.T, s FullStore) {
 	if _, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Second)); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("used challenge still open: %v", err)
 	}
+
+	// Starting and answering in one transaction each.
+	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 9))
+	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegCancelled, t0); err != nil {
+		t.Fatal(err)
+	}
+	r2, _, _ = s.Register(ctx, newRegistration(t, agent, alpha, 10))
+	c2, _ := registry.NewChallenge(r2.ID, agent.ID, t0, time.Minute)
+	if err := s.StartChallenge(ctx, c2); err != nil {
+		t.Fatal(err)
+	}
+	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != registry.RegInProgress || !open.StartedAt.Equal(t0) {
+		t.Errorf("StartChallenge did not start the registration: %+v", open)
+	}
+	res := result(open2(t, s, agent, alpha), true, t0.Add(time.Second))
+	if _, err := s.AnswerChallenge(ctx, c2.ID, res, 3); err != nil {
+		t.Fatal(err)
+	}
+	again := result(r2, true, t0.Add(time.Second))
+	again.ID = "res_again"
+	if _, err := s.AnswerChallenge(ctx, c2.ID, again, 3); !errors.Is(err, registry.ErrGone) {
+		t.Errorf("second answer: %v", err)
+	}
+}
+
+func open2(t *testing.T, s FullStore, agent *registry.Agent, e *registry.Entry) *registry.Registration {
+	t.Helper()
+	r, err := s.OpenRegistration(t.Context(), agent.ID, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func result(r *registry.Registration, passed bool, at time.Time) *registry.Result {

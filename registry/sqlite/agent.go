@@ -99,8 +99,10 @@ func (s *Store) UpdateAgent(ctx context.Context, id string, u registry.AgentUpda
 // tokenHash; only the first claim succeeds.
 func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (_ *registry.Agent, err error) {
 	defer wrap(&err, "ClaimAgent")
-	a, err := scanAgent(s.queryRow(ctx, `UPDATE agents SET owner = ?, claimed_at = ?
-		WHERE claim_token_hash = ? AND owner = '' RETURNING `+agentColumns, owner, formatTime(at), tokenHash))
+	row, unlock := s.writeRow(ctx, `UPDATE agents SET owner = ?, claimed_at = ?
+		WHERE claim_token_hash = ? AND owner = '' RETURNING `+agentColumns, owner, formatTime(at), tokenHash)
+	a, err := scanAgent(row)
+	unlock()
 	if err == sql.ErrNoRows {
 		if _, err := s.AgentByClaimToken(ctx, tokenHash); err != nil {
 			return nil, err

@@ -12,11 +12,11 @@ import (
 // Apply writes a sync plan in one transaction.
 func (s *Store) Apply(ctx context.Context, p *registry.Plan) (err error) {
 	defer wrap(&err, "Apply")
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: syncs queue here
+	tx, done, err := s.begin(ctx) // BEGIN IMMEDIATE: syncs queue here
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer done()
 
 	var generation int64
 	switch err := tx.QueryRowContext(ctx, "SELECT generation FROM sync_state WHERE id = 1").Scan(&generation); {

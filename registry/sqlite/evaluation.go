@@ -190,14 +190,63 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// RecordResult stores a registration's result and completes it.
-func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
-	defer wrap(&err, "RecordResult")
-	tx, err := s.db.BeginTx(ctx, nil)
+// StartChallenge stores a challenge and starts its registration.
+func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+	defer wrap(&err, "StartChallenge")
+	values, err := json.Marshal(c.Values)
+	if err != nil {
+		return err
+	}
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt)); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?)
+		WHERE id = ? AND status IN ('registered', 'in_progress')`, formatTime(c.CreatedAt), c.RegistrationID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+	}
+	return tx.Commit()
+}
+
+// AnswerChallenge uses a challenge and records its result together.
+func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "AnswerChallenge")
+	tx, done, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	defer done()
+	res, err := tx.ExecContext(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(r.CompletedAt), challengeID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, fmt.Errorf("challenge already used: %w", registry.ErrGone)
+	}
+	out, err := s.recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	return out, tx.Commit()
+}
+
+// RecordResult stores a registration's result and completes it.
+func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "RecordResult")
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	out, err := s.recordResult(ctx, tx, r, points)
 	if err != nil {
 		return nil, err

@@ -92,7 +92,7 @@ type execer interface {
 // SubmitJob stores a pending job's submission and queues it.
 func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (_ *registry.Job, err error) {
 	defer wrap(&err, "SubmitJob")
-	if err := s.moveJob(ctx, s.db, id, registry.JobPending, "status = 'submitted', submission = ?, partial = ?, next_attempt_at = ?, updated_at = ?",
+	if err := s.moveJob(ctx, locked{s}, id, registry.JobPending, "status = 'submitted', submission = ?, partial = ?, next_attempt_at = ?, updated_at = ?",
 		submission, partial, formatTime(at), formatTime(at)); err != nil {
 		return nil, err
 	}
@@ -102,34 +102,36 @@ func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []
 // ExpireJob marks a pending job expired.
 func (s *Store) ExpireJob(ctx context.Context, id string, at time.Time) (err error) {
 	defer wrap(&err, "ExpireJob")
-	return s.moveJob(ctx, s.db, id, registry.JobPending, "status = 'expired', updated_at = ?", formatTime(at))
+	return s.moveJob(ctx, locked{s}, id, registry.JobPending, "status = 'expired', updated_at = ?", formatTime(at))
 }
 
 // ClaimJob leases the next due job.
 func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry.Job, err error) {
 	defer wrap(&err, "ClaimJob")
 	n := formatTime(now)
-	return scanJob(s.queryRow(ctx, `UPDATE jobs SET status = 'judging', lease_until = ?, attempts = attempts + 1, updated_at = ?
+	row, unlock := s.writeRow(ctx, `UPDATE jobs SET status = 'judging', lease_until = ?, attempts = attempts + 1, updated_at = ?
 		WHERE id = (SELECT id FROM jobs WHERE (status = 'submitted' AND next_attempt_at <= ?) OR (status = 'judging' AND lease_until <= ?)
 			ORDER BY next_attempt_at, id LIMIT 1)
-		RETURNING `+jobColumns, formatTime(lease), n, n, n))
+		RETURNING `+jobColumns, formatTime(lease), n, n, n)
+	defer unlock()
+	return scanJob(row)
 }
 
 // RetryJob returns a judging job to the queue.
 func (s *Store) RetryJob(ctx context.Context, id string, next time.Time, reason string) (err error) {
 	defer wrap(&err, "RetryJob")
-	return s.moveJob(ctx, s.db, id, registry.JobJudging, "status = 'submitted', next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?",
+	return s.moveJob(ctx, locked{s}, id, registry.JobJudging, "status = 'submitted', next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?",
 		formatTime(next), reason, formatTime(time.Now()))
 }
 
 // FailJob ends a job for good and cancels its registration.
 func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.Time) (err error) {
 	defer wrap(&err, "FailJob")
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, done, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer done()
 	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'failed', last_error = ?, lease_until = NULL, updated_at = ?", reason, formatTime(at)); err != nil {
 		return err
 	}
@@ -143,11 +145,11 @@ func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.T
 // CompleteJob records a judged job's result and completes it.
 func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, points float64) (_ *registry.Result, err error) {
 	defer wrap(&err, "CompleteJob")
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, done, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	defer done()
 	out, err := s.recordResult(ctx, tx, r, points)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,8 @@ type Store struct {
 	// syncState is prepared once: every API request asks for it.
 	mu        sync.Mutex
 	syncState *sql.Stmt
-	stmts     sync.Map // query text → *sql.Stmt
+	stmts     sync.Map   // query text → *sql.Stmt
+	wmu       sync.Mutex // one writer at a time in this process
 }
 
 var _ registry.Store = (*Store)(nil)
@@ -59,6 +60,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
+	// Keep every connection: a new one parses the whole schema first.
+	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{db: db, path: path}
 	if err := s.Ping(ctx); err != nil {

@@ -48,8 +48,41 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	return st.QueryContext(ctx, args...)
 }
 
+// Writers are serialised in the process with wmu before they reach
+// SQLite: SQLite's own busy handler makes a waiting writer sleep in growing
+// steps (up to 100 ms), which turns contention into long tail latencies.
+// Other processes on the same file still wait through busy_timeout.
+
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	return s.db.ExecContext(ctx, query, args...)
+}
+
+// writeRow runs a single-row write that returns a row (UPDATE … RETURNING).
+// The caller scans the row, then calls unlock.
+func (s *Store) writeRow(ctx context.Context, query string, args ...any) (row *sql.Row, unlock func()) {
+	s.wmu.Lock()
+	return s.db.QueryRowContext(ctx, query, args...), s.wmu.Unlock
+}
+
+// locked is the database as a writer outside a transaction sees it.
+type locked struct{ s *Store }
+
+func (l locked) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return l.s.exec(ctx, query, args...)
+}
+
+// begin starts a write transaction (BEGIN IMMEDIATE); done ends it and
+// releases the writer lock, after Commit or Rollback.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, func(), error) {
+	s.wmu.Lock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		s.wmu.Unlock()
+		return nil, nil, err
+	}
+	return tx, func() { tx.Rollback(); s.wmu.Unlock() }, nil
 }
 
 func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
