@@ -92,7 +92,7 @@ func TestBadAnswers(t *testing.T) {
 	if _, err := (&judge.Client{URL: slow.URL}).Ask(ctx, nil, nil); err == nil {
 		t.Error("a judge that never answers must time out")
 	}
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", 503) }))
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }))
 	defer down.Close()
 	if _, err := (&judge.Client{URL: down.URL}).Ask(t.Context(), nil, nil); err == nil || errors.Is(err, judge.ErrBadAnswer) {
 		t.Errorf("503: %v", err)

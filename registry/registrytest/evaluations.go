@@ -157,11 +157,10 @@ func testChallenges(t *testing.T, s FullStore) {
 	}
 
 	// Starting and answering in one transaction each.
-	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 9))
 	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegCancelled, t0); err != nil {
 		t.Fatal(err)
 	}
-	r2, _, _ = s.Register(ctx, newRegistration(t, agent, alpha, 10))
+	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10))
 	c2, _ := registry.NewChallenge(r2.ID, agent.ID, t0, time.Minute)
 	if err := s.StartChallenge(ctx, c2); err != nil {
 		t.Fatal(err)
