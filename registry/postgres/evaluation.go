@@ -181,49 +181,76 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// StartChallenge stores a challenge and starts its registration.
+// StartChallenge stores a challenge and starts its registration, in one
+// statement (one round trip): the challenge is inserted only if the
+// registration could be started.
 func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (err error) {
 	defer wrap(&err, "StartChallenge")
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt); err != nil {
-		return err
-	}
-	tag, err := tx.Exec(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $1)
-		WHERE id = $2 AND status IN ('registered', 'in_progress')`, c.CreatedAt, c.RegistrationID)
+	tag, err := s.pool.Exec(ctx, `WITH started AS (
+			UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $6)
+			WHERE id = $2 AND status IN ('registered', 'in_progress') RETURNING id)
+		INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7 FROM started`, c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != 1 {
 		return fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 	}
-	return tx.Commit(ctx)
+	return nil
 }
 
-// AnswerChallenge uses a challenge and records its result together.
+// AnswerChallenge uses a challenge and records its result together, in
+// one statement (one round trip, one commit). The challenge's row lock
+// orders concurrent answers; the registration is completed only if it is
+// open and the challenge was unused; points are credited only if the
+// agent has none for the evaluation yet.
 func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (_ *registry.Result, err error) {
 	defer wrap(&err, "AnswerChallenge")
-	tx, err := s.pool.Begin(ctx)
+	details, err := json.Marshal(orEmpty(r.Details))
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback(ctx)
-	tag, err := tx.Exec(ctx, "UPDATE challenges SET used_at = $1 WHERE id = $2 AND used_at IS NULL", r.CompletedAt, challengeID)
+	trace, err := json.Marshal(r.Trace)
 	if err != nil {
 		return nil, err
 	}
-	if tag.RowsAffected() != 1 {
+	var expires *time.Time
+	if !r.ExpiresAt.IsZero() {
+		expires = &r.ExpiresAt
+	}
+	var used, completed int
+	var earned *float64
+	err = s.pool.QueryRow(ctx, `WITH used AS (
+			UPDATE challenges SET used_at = $14 WHERE id = $1 AND used_at IS NULL RETURNING id
+		), reg AS (
+			UPDATE registrations SET status = 'completed', completed_at = $14
+			WHERE id = $3 AND status IN `+openStatuses+` AND EXISTS (SELECT 1 FROM used) RETURNING id
+		), ins AS (
+			INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
+				passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
+			SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+				CASE WHEN $9 AND $16::double precision > 0 AND NOT EXISTS (
+					SELECT 1 FROM results WHERE agent_id = $4 AND evaluation_id = $5 AND points_earned > 0)
+				THEN $16::double precision ELSE 0 END,
+				$12, $13, $14, $15
+			FROM reg
+			RETURNING points_earned
+		)
+		SELECT (SELECT count(*) FROM used), (SELECT count(*) FROM reg), (SELECT points_earned FROM ins)`,
+		challengeID, r.ID, r.RegistrationID, r.AgentID, r.EvaluationID, r.VersionID, r.Version, r.ContentSHA256, r.Passed,
+		r.Score, r.MaxScore, details, trace, r.CompletedAt, expires, points).Scan(&used, &completed, &earned)
+	switch {
+	case err != nil:
+		return nil, err
+	case used == 0:
 		return nil, fmt.Errorf("challenge already used: %w", registry.ErrGone)
+	case completed == 0 || earned == nil:
+		return nil, fmt.Errorf("registration is not open: %w", registry.ErrConflict)
 	}
-	out, err := recordResult(ctx, tx, r, points)
-	if err != nil {
-		return nil, err
-	}
-	return out, tx.Commit(ctx)
+	out := *r
+	out.PointsEarned = *earned
+	return &out, nil
 }
 
 // RecordResult stores a registration's result and completes it.
