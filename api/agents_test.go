@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
@@ -324,4 +325,28 @@ func TestAgentProfile(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestRegistrationIsRateLimited(t *testing.T) {
+	t.Parallel()
+	s := backends["sqlite"](t)
+	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), PublicRate: 3, Now: clk.Now,
+		Logger: slog.New(slog.DiscardHandler)}))
+	defer srv.Close()
+	c := apitest.New(t, srv.URL)
+	for i := range 3 {
+		if code := c.Do("POST", "/api/v1/agents/register", strings.NewReader(fmt.Sprintf(`{"name":"rl-%d"}`, i)), jsonHeader, nil).StatusCode; code != 201 {
+			t.Fatalf("registration %d: %d", i, code)
+		}
+	}
+	var e errorResponse
+	resp := c.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"rl-3"}`), jsonHeader, &e)
+	if resp.StatusCode != 429 || e.ErrorDetail.Code != "rate_limited" || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("fourth registration in a minute: %d %+v", resp.StatusCode, e)
+	}
+	clk.Advance(time.Minute)
+	if code := c.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"rl-3"}`), jsonHeader, nil).StatusCode; code != 201 {
+		t.Errorf("after a minute: %d", code)
+	}
 }

@@ -34,6 +34,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now tells the time (time.Now when nil).
 	Now func() time.Time
+	// PublicRate limits unauthenticated writes (agent registration and
+	// claims) per client address and minute; 0 means 20.
+	PublicRate int
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
@@ -100,8 +103,13 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
 	if s.agents != nil {
-		e.POST("/api/v1/agents/register", s.registerAgent)
-		e.POST("/api/v1/agents/claim", s.claim)
+		perMinute := cfg.PublicRate
+		if perMinute == 0 {
+			perMinute = 20
+		}
+		public := newLimiter(perMinute, perMinute, s.now)
+		e.POST("/api/v1/agents/register", public.limited(s.registerAgent))
+		e.POST("/api/v1/agents/claim", public.limited(s.claim))
 		e.GET("/api/v1/agents/me", s.withAgent(s.me))
 		e.PATCH("/api/v1/agents/me", s.withAgent(s.patchMe))
 		e.PUT("/api/v1/agents/me/identity", s.withAgent(s.putIdentity))
