@@ -3,9 +3,11 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -348,5 +350,44 @@ func TestRegistrationIsRateLimited(t *testing.T) {
 	clk.Advance(time.Minute)
 	if code := c.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"rl-3"}`), jsonHeader, nil).StatusCode; code != 201 {
 		t.Errorf("after a minute: %d", code)
+	}
+}
+
+func TestClaimPage(t *testing.T) {
+	t.Parallel()
+	s := backends["sqlite"](t)
+	c := newAgentClient(t, s)
+	r := c.register("Paged")
+	page := r.Agent.ClaimURL[strings.Index(r.Agent.ClaimURL, "/claim/"):]
+	base := c.BaseURL
+	get := func(method, path string, form url.Values) (int, string, http.Header) {
+		var resp *http.Response
+		var err error
+		if method == "GET" {
+			resp, err = http.Get(base + path)
+		} else {
+			resp, err = http.PostForm(base+path, form)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	code, body, h := get("GET", page, nil)
+	if code != 200 || !strings.Contains(body, r.Agent.VerificationCode) || !strings.Contains(body, "<form method=\"post\">") ||
+		!strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") || strings.Contains(body, "<script") {
+		t.Fatalf("claim page %d %v\n%s", code, h, body)
+	}
+	if code, body, _ := get("POST", page, url.Values{"tweet_url": {"javascript:alert(1)"}}); code != 400 || !strings.Contains(body, "tweet_url must be") {
+		t.Errorf("bad address: %d\n%s", code, body)
+	}
+	c.oembed.posts["https://x.com/pagedowner/status/7"] = "pagedowner|claiming " + r.Agent.VerificationCode
+	if code, body, _ := get("POST", page, url.Values{"tweet_url": {"https://x.com/pagedowner/status/7"}}); code != 200 || !strings.Contains(body, "@pagedowner") {
+		t.Errorf("claim: %d\n%s", code, body)
+	}
+	if code, body, _ := get("GET", "/claim/claim_nope", nil); code != 404 || !strings.Contains(body, "not valid") {
+		t.Errorf("unknown token: %d\n%s", code, body)
 	}
 }

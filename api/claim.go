@@ -42,47 +42,57 @@ func (s *Server) claim(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
+	claimed, err := s.claimWith(c, req.ClaimToken, req.TweetURL)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(claimed)})
+}
+
+// claimWith claims the agent of token with the post at tweetURL.
+func (s *Server) claimWith(c echo.Context, token, tweetURL string) (*registry.Agent, error) {
+	req := claimRequest{ClaimToken: token, TweetURL: tweetURL}
 	if req.ClaimToken == "" || len(req.ClaimToken) > 200 {
-		return badRequest("claim_token", "claim_token is required", "Use the token at the end of the claim URL.")
+		return nil, badRequest("claim_token", "claim_token is required", "Use the token at the end of the claim URL.")
 	}
 	u, err := url.Parse(req.TweetURL)
 	if err != nil || u.Scheme != "https" || !tweetHosts[strings.ToLower(u.Host)] || !tweetPathRE.MatchString(u.Path) {
-		return badRequest("tweet_url", "tweet_url must be the https URL of a post on X", "For example https://x.com/you/status/1234567890.")
+		return nil, badRequest("tweet_url", "tweet_url must be the https URL of a post on X", "For example https://x.com/you/status/1234567890.")
 	}
 	ctx := c.Request().Context()
 	tokenHash := registry.HashSecret(req.ClaimToken)
 	a, err := s.agents.AgentByClaimToken(ctx, tokenHash)
 	if errors.Is(err, registry.ErrNotFound) {
-		return notFound("no agent has this claim token", "Use the claim URL the agent received when it registered.")
+		return nil, notFound("no agent has this claim token", "Use the claim URL the agent received when it registered.")
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if a.Claimed() {
-		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "the agent is already claimed", Hint: "An agent has one owner."}
+		return nil, &Error{Status: http.StatusConflict, Code: "conflict", Message: "the agent is already claimed", Hint: "An agent has one owner."}
 	}
 	post, err := s.fetchOEmbed(ctx, req.TweetURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	owner, ok := handleOf(post.AuthorURL)
 	if !ok {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "X did not say who wrote the post",
+		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "X did not say who wrote the post",
 			Hint: "Try again later.", Err: fmt.Errorf("oEmbed author_url %q", post.AuthorURL)}
 	}
 	text := html.UnescapeString(tagRE.ReplaceAllString(post.HTML, " "))
 	if !strings.Contains(strings.ToUpper(text), strings.ToUpper(a.VerificationCode)) {
-		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "the post does not contain the verification code",
+		return nil, &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "the post does not contain the verification code",
 			Hint: "Post a tweet that contains " + a.VerificationCode + ", then send its URL."}
 	}
 	claimed, err := s.agents.ClaimAgent(ctx, tokenHash, owner, s.now())
 	if errors.Is(err, registry.ErrConflict) {
-		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "the agent is already claimed", Hint: "An agent has one owner.", Err: err}
+		return nil, &Error{Status: http.StatusConflict, Code: "conflict", Message: "the agent is already claimed", Hint: "An agent has one owner.", Err: err}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.JSON(http.StatusOK, agentResponse{true, toAgentView(claimed)})
+	return claimed, nil
 }
 
 type oembed struct {

@@ -110,6 +110,8 @@ func NewServer(cfg Config) *Server {
 		public := newLimiter(perMinute, perMinute, s.now)
 		e.POST("/api/v1/agents/register", public.limited(s.registerAgent))
 		e.POST("/api/v1/agents/claim", public.limited(s.claim))
+		e.GET("/claim/:token", s.claimPage)
+		e.POST("/claim/:token", public.limited(s.claimPage))
 		e.GET("/api/v1/agents/me", s.withAgent(s.me))
 		e.PATCH("/api/v1/agents/me", s.withAgent(s.patchMe))
 		e.PUT("/api/v1/agents/me/identity", s.withAgent(s.putIdentity))

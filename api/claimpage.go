@@ -1,0 +1,69 @@
+package api
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"html/template"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+//go:embed templates/*.html
+var templatesFS embed.FS
+
+var pages = template.Must(template.ParseFS(templatesFS, "templates/*.html"))
+
+type claimPageData struct {
+	Name, Code, Owner, TweetURL, Error string
+	Claimed, Invalid                   bool
+}
+
+// claimPage serves the claim URL an agent gets at registration: the page
+// where its human owner claims it (GET shows the code to post; POST takes
+// the post's address). The secret token in the address is the proof of
+// ownership, so the page needs no login.
+func (s *Server) claimPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	a, err := s.agents.AgentByClaimToken(ctx, registry.HashSecret(token))
+	if errors.Is(err, registry.ErrNotFound) {
+		return s.page(c, http.StatusNotFound, claimPageData{Invalid: true})
+	}
+	if err != nil {
+		return err
+	}
+	data := claimPageData{Name: a.Name, Code: a.VerificationCode, Owner: a.Owner, Claimed: a.Claimed()}
+	if c.Request().Method == http.MethodPost && !a.Claimed() {
+		data.TweetURL = c.FormValue("tweet_url")
+		claimed, err := s.claimWith(c, token, data.TweetURL)
+		if err != nil {
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Status >= 500 && ae.Status != http.StatusServiceUnavailable {
+				return err
+			}
+			data.Error = ae.Message + ". " + ae.Hint
+			return s.page(c, ae.Status, data)
+		}
+		data.Claimed, data.Owner = true, claimed.Owner
+	}
+	return s.page(c, http.StatusOK, data)
+}
+
+// page renders the claim page with headers that keep it inert: no scripts,
+// no framing, no sniffing.
+func (s *Server) page(c echo.Context, status int, data claimPageData) error {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, "claim.html", data); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer") // the address holds the claim token
+	return c.HTMLBlob(status, buf.Bytes())
+}
