@@ -28,7 +28,13 @@ or the App), in which case only an explicit --evaluations is synced.
 The database is --db, else SIP_DATABASE_URL, else the embedded SQLite file
 $XDG_DATA_HOME/sip/registry.db (~/.local/share/sip/registry.db). The address
 is --addr, else SIP_ADDR, else 127.0.0.1:8080. SIGINT or SIGTERM shuts the
-server down gracefully.`
+server down gracefully.
+
+Also read from the environment: SIP_BASE_URL (the public URL, for claim
+links), SIP_X_OEMBED_URL (X's oEmbed endpoint, for agent claims), and
+SIP_JUDGE_URL, SIP_JUDGE_MODEL, SIP_JUDGE_API_KEY (an OpenAI-compatible
+API that grades certifications and free-response answers; without it,
+judging jobs wait in the database until one is configured).`
 
 func runServe(ctx context.Context, e env, args []string) int {
 	flags := newFlagSet("serve", "[--addr HOST:PORT] [--db URL] [--evaluations DIR]", serveAbout)
