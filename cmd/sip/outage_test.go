@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 )
 
@@ -25,6 +26,8 @@ func outage(t *testing.T, dbURL string, stop, start func()) {
 	var logs syncBuffer
 	m := MustRunMain(t, &Main{DatabaseURL: dbURL, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	client := &http.Client{Timeout: 15 * time.Second}
+	checker := apitest.New(t, m.URL)
+	var checked atomic.Int64 // a sample of the responses is held to the OpenAPI document
 	var ok, unavailable atomic.Int64
 	var mu sync.Mutex
 	var bad []string
@@ -38,7 +41,8 @@ func outage(t *testing.T, dbURL string, stop, start func()) {
 					return
 				default:
 				}
-				resp, err := client.Get(m.URL + "/api/v1/evaluations")
+				req, _ := http.NewRequest(http.MethodGet, m.URL+"/api/v1/evaluations", nil)
+				resp, err := client.Do(req)
 				if err != nil {
 					mu.Lock()
 					bad = append(bad, err.Error())
@@ -47,6 +51,9 @@ func outage(t *testing.T, dbURL string, stop, start func()) {
 				}
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
+				if checked.Add(1)%50 == 0 || resp.StatusCode == 503 && unavailable.Load() < 20 {
+					checker.Check(req, resp, body)
+				}
 				switch resp.StatusCode {
 				case 200:
 					ok.Add(1)
