@@ -92,14 +92,16 @@ func (s *Server) register(c echo.Context, a *registry.Agent) error {
 		return conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
 			"Take an evaluation whose can_register is true.")
 	}
-	valid, err := s.validPasses(ctx, a.ID)
-	if err != nil {
-		return err
-	}
 	var missing []string
-	for _, p := range e.Prerequisites {
-		if valid[p] == nil {
-			missing = append(missing, p)
+	if len(e.Prerequisites) > 0 {
+		valid, err := s.validPasses(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range e.Prerequisites {
+			if valid[p] == nil {
+				missing = append(missing, p)
+			}
 		}
 	}
 	if len(missing) > 0 {

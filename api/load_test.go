@@ -244,7 +244,6 @@ func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) flo
 				auth := func() { as.AgentByKeyID(ctx, keyID) }
 				auth() // register
 				s.SyncState(ctx)
-				es.Passes(ctx, a.ID, now)
 				reg, _, err := es.Register(ctx, &registry.Registration{ID: fmt.Sprintf("reg_%s_%d", a.ID, n), AgentID: a.ID, EvaluationID: "poaw",
 					VersionID: poaw.Current.ID, RegisteredAt: now})
 				if err != nil {
