@@ -20,6 +20,9 @@ var (
 	ErrUnavailable = errors.New("unavailable")
 )
 
+// ErrEmptySource is returned by Sync for a source without SIP files.
+var ErrEmptySource = fmt.Errorf("empty source: %w", ErrInvalid)
+
 // ValidationError carries every problem that made a set of SIPs invalid.
 // It unwraps to ErrInvalid.
 type ValidationError struct {

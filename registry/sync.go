@@ -109,6 +109,10 @@ func Sync(ctx context.Context, store Store, src Source, now time.Time) (*SyncRep
 		}
 		src.Files = files
 	}
+	if len(src.Files) == 0 {
+		// A wrong folder or ref must not deprecate the whole registry.
+		return nil, fmt.Errorf("%s holds no SIP file; refusing to deprecate every SIP: %w", src.Name, ErrEmptySource)
+	}
 	for attempt := 0; ; attempt++ {
 		plan, problems, err := PlanSync(ctx, store, src, now)
 		if err != nil {

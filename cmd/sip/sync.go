@@ -68,7 +68,7 @@ func runSync(ctx context.Context, e env, args []string) int {
 		src, err = gitrev.Fetch(ctx, gitrev.FetchOptions{Repo: *repo, Ref: *ref, Dir: *path, Token: e.getenv("SIP_GIT_TOKEN")})
 	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errNotFolder):
 		fmt.Fprintf(e.stderr, "sip sync: %v\n", err)
 		return exitNoInput
 	case errors.Is(err, gitrev.ErrUnknownRevision):
@@ -96,6 +96,9 @@ func runSync(ctx context.Context, e env, args []string) int {
 	rep, err := registry.Sync(ctx, st, src, time.Now())
 	var invalid *registry.ValidationError
 	switch {
+	case errors.Is(err, registry.ErrEmptySource):
+		fmt.Fprintf(e.stderr, "sip sync: %v\n", err)
+		return exitNoInput
 	case errors.As(err, &invalid):
 		writeSyncReport(e, *format, rep)
 		fmt.Fprintf(e.stderr, "sip sync: not applied: the SIPs at %s have errors\n", src.Name)
@@ -108,6 +111,8 @@ func runSync(ctx context.Context, e env, args []string) int {
 	return exitOK
 }
 
+var errNotFolder = errors.New("not a folder")
+
 // dirSource reads the SIPs of a folder; paths are spelled evaluations/….
 func dirSource(dir string) (registry.Source, error) {
 	info, err := os.Stat(dir)
@@ -115,7 +120,7 @@ func dirSource(dir string) (registry.Source, error) {
 		return registry.Source{}, err
 	}
 	if !info.IsDir() {
-		return registry.Source{}, fmt.Errorf("%s is not a folder", dir)
+		return registry.Source{}, fmt.Errorf("%s is not a folder: %w", dir, errNotFolder)
 	}
 	files, err := registry.ReadFS(os.DirFS(dir), ".", "evaluations")
 	if err != nil {

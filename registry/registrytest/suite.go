@@ -207,6 +207,14 @@ func testInvalidNotApplied(t *testing.T, s registry.Store) {
 	if st, _ := s.SyncState(ctx); st.Generation != 1 || st.CommitSHA != "c1" {
 		t.Errorf("an invalid set was applied: %+v", st)
 	}
+	// A source without any SIP (a wrong folder or ref) deprecates nothing.
+	if _, err := registry.Sync(ctx, s, registry.Source{Commit: "c3", Name: "empty",
+		Load: func(context.Context) ([]registry.File, error) { return nil, nil }}, t0); !errors.Is(err, registry.ErrEmptySource) {
+		t.Errorf("empty source: %v", err)
+	}
+	if es, _ := s.Entries(ctx, registry.EntryFilter{}); len(es) != 3 {
+		t.Errorf("an empty source removed SIPs: %v", ids(es))
+	}
 }
 
 func testRemoved(t *testing.T, s registry.Store) {
