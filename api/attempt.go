@@ -232,7 +232,7 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 			}
 		}
 	}
-	res := &registry.Result{ID: newID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
+	res := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
 		Version: reg.Version, ContentSHA256: sha, Passed: at.passed, Score: at.score, MaxScore: at.maxScore, CompletedAt: now, Trace: trace,
 		Details: map[string]any{}}
 	if at.detail != "" {

@@ -86,8 +86,8 @@ func (s *Server) toItem(e *registry.Entry) evaluationItem {
 		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed && s.canRun(e)}
 }
 
-// select_ lists the evaluations a listing query asks for.
-func (s *snapshot) select_(module, typ, status string) []*registry.Entry {
+// matching lists the evaluations a listing query asks for.
+func (s *snapshot) matching(module, typ, status string) []*registry.Entry {
 	var out []*registry.Entry
 	for _, e := range s.entries {
 		if !e.Type.IsEvaluation() || (module != "" && e.Module != module) || (typ != "" && string(e.Type) != typ) {
@@ -118,7 +118,7 @@ func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent,
 		return err
 	}
 	items := []agentEvaluationItem{}
-	for _, e := range snap.select_(module, typ, status) {
+	for _, e := range snap.matching(module, typ, status) {
 		it := agentEvaluationItem{evaluationItem: s.toItem(e), HasPassed: valid[e.ID] != nil}
 		var allowed bool
 		it.RegistrationStatus, allowed = registrationStatus(e, open, valid)
@@ -201,7 +201,7 @@ func (s *Server) listEvaluations(c echo.Context) error {
 	}
 	body, err := snap.cached("evaluations\x00"+module+"\x00"+typ+"\x00"+status, func() ([]byte, error) {
 		items := []evaluationItem{}
-		for _, e := range snap.select_(module, typ, status) {
+		for _, e := range snap.matching(module, typ, status) {
 			items = append(items, s.toItem(e))
 		}
 		return encode(struct {

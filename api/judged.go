@@ -110,7 +110,7 @@ func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.
 	}
 	submission, _ := json.Marshal(judge.BenchmarkSubmission{Answers: sub.Answers})
 	partial, _ := json.Marshal(judge.BenchmarkPartial{ChoicePoints: choice, TotalPoints: total})
-	job, _, err := s.jobs.CreateJob(c.Request().Context(), &registry.Job{ID: newID("job_"), RegistrationID: reg.ID, AgentID: a.ID,
+	job, _, err := s.jobs.CreateJob(c.Request().Context(), &registry.Job{ID: registry.NewID("job_"), RegistrationID: reg.ID, AgentID: a.ID,
 		EvaluationID: e.ID, Status: registry.JobPending, CreatedAt: reg.StartedAt})
 	if err != nil {
 		return err
@@ -152,8 +152,8 @@ func (s *Server) startCertification(c echo.Context, a *registry.Agent, e *regist
 	ctx := c.Request().Context()
 	now := s.now()
 	cfg := e.Config.Certification
-	nonce := newID("")
-	job, created, err := s.jobs.CreateJob(ctx, &registry.Job{ID: newID("job_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
+	nonce := registry.NewID("")
+	job, created, err := s.jobs.CreateJob(ctx, &registry.Job{ID: registry.NewID("job_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
 		Status: registry.JobPending, Nonce: nonce, NonceExpiresAt: now.Add(time.Duration(cfg.NonceValidityMinutes) * time.Minute), CreatedAt: now})
 	if err != nil {
 		return err

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"slices"
@@ -36,12 +34,6 @@ type evaluationStore interface {
 // canRun reports whether this server runs e's handler. Evaluations run by
 // other handlers can be read but not taken yet.
 func (s *Server) canRun(e *registry.Entry) bool { return s.runnable[e.Handler] }
-
-func newID(prefix string) string {
-	b := make([]byte, 10)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
 
 func conflict(code, msg, hint string) *Error {
 	return &Error{Status: http.StatusConflict, Code: code, Message: msg, Hint: hint}
@@ -108,7 +100,7 @@ func (s *Server) register(c echo.Context, a *registry.Agent) error {
 		return &Error{Status: http.StatusForbidden, Code: "prerequisites_not_met", Missing: missing,
 			Message: "prerequisites not met: pass " + joinQuoted(missing) + " first", Hint: "Pass every prerequisite (a pass that has not expired), then register."}
 	}
-	reg, created, err := s.evals.Register(ctx, &registry.Registration{ID: newID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
+	reg, created, err := s.evals.Register(ctx, &registry.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
 		VersionID: e.Current.ID, RegisteredAt: s.now()})
 	if err != nil {
 		return err

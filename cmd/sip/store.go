@@ -92,3 +92,21 @@ func redactURL(raw string) string {
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// openMigrated opens the database that the --db flag (or the environment)
+// names and applies its migrations. On failure it reports for command and
+// returns the exit code; otherwise the caller closes the store.
+func openMigrated(ctx context.Context, e env, command, flagValue string) (store, int) {
+	url := databaseURL(e, flagValue)
+	st, err := openStore(ctx, url)
+	if err == nil {
+		if err = st.Migrate(ctx); err != nil {
+			st.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sip %s: %s: %v\n", command, describeDatabase(url), err)
+		return nil, exitForStoreError(err)
+	}
+	return st, exitOK
+}

@@ -82,17 +82,11 @@ func runSync(ctx context.Context, e env, args []string) int {
 		return exitInternal
 	}
 
-	url := databaseURL(e, *db)
-	st, err := openStore(ctx, url)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "sip sync: %s: %v\n", describeDatabase(url), err)
-		return exitForStoreError(err)
+	st, code := openMigrated(ctx, e, "sync", *db)
+	if code != exitOK {
+		return code
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		fmt.Fprintf(e.stderr, "sip sync: %s: %v\n", describeDatabase(url), err)
-		return exitForStoreError(err)
-	}
 	rep, err := registry.Sync(ctx, st, src, time.Now())
 	var invalid *registry.ValidationError
 	switch {
@@ -183,16 +177,11 @@ func runMigrate(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "sip migrate: unexpected argument %q\n", rest[0])
 		return exitUsage
 	}
-	url := databaseURL(e, *db)
-	st, err := openStore(ctx, url)
-	if err == nil {
-		defer st.Close()
-		err = st.Migrate(ctx)
+	st, code := openMigrated(ctx, e, "migrate", *db)
+	if code != exitOK {
+		return code
 	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "sip migrate: %s: %v\n", describeDatabase(url), err)
-		return exitForStoreError(err)
-	}
-	fmt.Fprintf(e.stdout, "migrated %s\n", describeDatabase(url))
+	st.Close()
+	fmt.Fprintf(e.stdout, "migrated %s\n", describeDatabase(databaseURL(e, *db)))
 	return exitOK
 }

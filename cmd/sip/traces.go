@@ -61,16 +61,11 @@ func runTraces(ctx context.Context, e env, args []string) int {
 		}
 		from = t
 	}
-	url := databaseURL(e, *db)
-	st, err := openStore(ctx, url)
-	if err == nil {
-		defer st.Close()
-		err = st.Migrate(ctx)
+	st, code := openMigrated(ctx, e, "traces export", *db)
+	if code != exitOK {
+		return code
 	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "sip traces export: %s: %v\n", describeDatabase(url), err)
-		return exitForStoreError(err)
-	}
+	defer st.Close()
 	results, err := st.ResultsSince(ctx, from)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sip traces export: %v\n", err)

@@ -2,8 +2,6 @@ package judge
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,7 +143,7 @@ func (w *Worker) judge(ctx context.Context, job *registry.Job) (*registry.Result
 		return nil, 0, fmt.Errorf("the SIP version %d cannot be read", reg.VersionID)
 	}
 	sip := doc.SIP
-	res := &registry.Result{ID: newID("res_"), RegistrationID: reg.ID, AgentID: job.AgentID, EvaluationID: job.EvaluationID,
+	res := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: job.AgentID, EvaluationID: job.EvaluationID,
 		VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: doc.SHA256, Details: map[string]any{}}
 	var verdict *Verdict
 	var maxScore, score float64
@@ -197,10 +195,4 @@ func (w *Worker) judge(ctx context.Context, job *registry.Job) (*registry.Result
 	res.Trace = registry.NewTrace(sip.Handler, job.CreatedAt, now, res.Passed, false, detail,
 		map[string]string{"submission": registry.HashInput(json.RawMessage(job.Submission)), "judge_model": verdict.Model})
 	return res, sip.Points, nil
-}
-
-func newID(prefix string) string {
-	b := make([]byte, 10)
-	rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }

@@ -85,19 +85,7 @@ func (s *Store) Entries(ctx context.Context, f registry.EntryFilter) (_ []*regis
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	rows, err := s.pool.Query(ctx, q+" ORDER BY s.sip", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	entries := []*registry.Entry{}
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, e)
-	}
-	return entries, rows.Err()
+	return collect(rows, err, scanEntry)
 }
 
 // Entry returns the entry with the given id.
@@ -180,4 +168,21 @@ func (s *Store) Heads(ctx context.Context) (_ []registry.Head, err error) {
 		heads = append(heads, h)
 	}
 	return heads, rows.Err()
+}
+
+// collect scans every row of a query with scan.
+func collect[T any](rows pgx.Rows, err error, scan func(pgx.Row) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

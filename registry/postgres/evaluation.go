@@ -76,19 +76,7 @@ func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*reg
 	defer wrap(&err, "OpenRegistrations")
 	rows, err := s.pool.Query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = $1 AND r.status IN "+openStatuses, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*registry.Registration
-	for rows.Next() {
-		r, err := scanRegistration(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanRegistration)
 }
 
 // MoveRegistration changes a registration's status if it is in one of from.
@@ -414,38 +402,14 @@ func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []
 			WHERE agent_id = $1 AND passed AND (expires_at IS NULL OR expires_at > $2)
 			ORDER BY evaluation_id, completed_at DESC, id DESC) r
 		ORDER BY r.completed_at DESC, r.id DESC`, agentID, now)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*registry.Result
-	for rows.Next() {
-		r, err := scanResult(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanResult)
 }
 
 // ResultsSince lists results completed at or after since, oldest first.
 func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registry.Result, err error) {
 	defer wrap(&err, "ResultsSince")
 	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= $1 ORDER BY r.completed_at, r.id", since)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []*registry.Result{}
-	for rows.Next() {
-		r, err := scanResult(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanResult)
 }
 
 // AgentPoints sums the points credited to an agent.

@@ -168,7 +168,7 @@ func testChallenges(t *testing.T, s FullStore) {
 	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != registry.RegInProgress || !open.StartedAt.Equal(t0) {
 		t.Errorf("StartChallenge did not start the registration: %+v", open)
 	}
-	res := result(open2(t, s, agent, alpha), true, t0.Add(time.Second))
+	res := result(mustOpenRegistration(t, s, agent, alpha), true, t0.Add(time.Second))
 	if _, err := s.AnswerChallenge(ctx, c2.ID, res, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func testChallenges(t *testing.T, s FullStore) {
 	}
 }
 
-func open2(t *testing.T, s FullStore, agent *registry.Agent, e *registry.Entry) *registry.Registration {
+func mustOpenRegistration(t *testing.T, s FullStore, agent *registry.Agent, e *registry.Entry) *registry.Registration {
 	t.Helper()
 	r, err := s.OpenRegistration(t.Context(), agent.ID, e.ID)
 	if err != nil {

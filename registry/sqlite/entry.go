@@ -84,19 +84,7 @@ func (s *Store) Entries(ctx context.Context, f registry.EntryFilter) (_ []*regis
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	rows, err := s.query(ctx, q+" ORDER BY s.sip", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	entries := []*registry.Entry{}
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, e)
-	}
-	return entries, rows.Err()
+	return collect(rows, err, scanEntry)
 }
 
 // Entry returns the entry with the given id.

@@ -81,19 +81,7 @@ func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*reg
 	defer wrap(&err, "OpenRegistrations")
 	rows, err := s.query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.status IN "+openStatuses, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*registry.Registration
-	for rows.Next() {
-		r, err := scanRegistration(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanRegistration)
 }
 
 // MoveRegistration changes a registration's status if it is in one of from.
@@ -396,38 +384,14 @@ func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []
 				AND (r2.expires_at IS NULL OR r2.expires_at > ?) ORDER BY r2.completed_at DESC, r2.id DESC LIMIT 1)
 			FROM (SELECT DISTINCT agent_id, evaluation_id FROM results WHERE agent_id = ? AND passed = 1) e)
 		ORDER BY r.completed_at DESC, r.id DESC`, formatTime(now), agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*registry.Result
-	for rows.Next() {
-		r, err := scanResult(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanResult)
 }
 
 // ResultsSince lists results completed at or after since, oldest first.
 func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registry.Result, err error) {
 	defer wrap(&err, "ResultsSince")
 	rows, err := s.query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= ? ORDER BY r.completed_at, r.id", formatTime(since))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []*registry.Result{}
-	for rows.Next() {
-		r, err := scanResult(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanResult)
 }
 
 // AgentPoints sums the points credited to an agent.

@@ -92,3 +92,20 @@ func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...an
 func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) scanner {
 	return tx.QueryRowContext(ctx, query, args...)
 }
+
+// collect scans every row of a query with scan.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
