@@ -253,6 +253,18 @@ func PageSize(n int) int {
 	return min(n, MaxPageSize)
 }
 
+// PageResults trims a listing fetched with limit+1 rows to limit and returns
+// the cursor for the next page, or "" when there is none. Stores fetch one
+// row more than they show so they know whether another page exists.
+func PageResults(rs []*Result, limit int) ([]*Result, string) {
+	if len(rs) <= limit {
+		return rs, ""
+	}
+	rs = rs[:limit]
+	last := rs[limit-1]
+	return rs, EncodeCursor(last.CompletedAt, last.ID)
+}
+
 // EncodeCursor makes the opaque cursor that continues a listing after the
 // result completed at at with id.
 func EncodeCursor(at time.Time, id string) string {

@@ -371,26 +371,11 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	limit := registry.PageSize(f.Limit)
 	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+" FROM results r JOIN agents a ON a.id = r.agent_id WHERE "+
 		strings.Join(where, " AND ")+" ORDER BY r.completed_at DESC, r.id DESC LIMIT "+arg(limit+1), args...)
+	out, err := collect(rows, err, scanResult)
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	out := []*registry.Result{}
-	for rows.Next() {
-		r, err := scanResult(rows)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	if len(out) > limit {
-		out = out[:limit]
-		last := out[limit-1]
-		next = registry.EncodeCursor(last.CompletedAt, last.ID)
-	}
+	out, next = registry.PageResults(out, limit)
 	return out, next, nil
 }
 

@@ -3,6 +3,7 @@ package registrytest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -270,11 +271,14 @@ func testVersionPinned(t *testing.T, s FullStore) {
 func testResultPages(t *testing.T, s FullStore) {
 	ctx := t.Context()
 	agent, alpha := evalFixture(t, s)
+	var want []string // newest first, as Results lists them
 	for i := range 5 {
 		r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, i))
-		if _, err := s.RecordResult(ctx, result(r, i%2 == 0, t0.Add(time.Duration(i)*time.Second)), 1); err != nil {
+		res, err := s.RecordResult(ctx, result(r, i%2 == 0, t0.Add(time.Duration(i)*time.Second)), 1)
+		if err != nil {
 			t.Fatal(err)
 		}
+		want = append([]string{res.ID}, want...)
 	}
 	var seen []string
 	cursor := ""
@@ -291,8 +295,8 @@ func testResultPages(t *testing.T, s FullStore) {
 		}
 		cursor = next
 	}
-	if len(seen) != 5 {
-		t.Errorf("paged through %d results: %v", len(seen), seen)
+	if !slices.Equal(seen, want) {
+		t.Errorf("paged through %v; want every result once, newest first: %v", seen, want)
 	}
 	if _, _, err := s.Results(ctx, registry.ResultFilter{Cursor: "garbage!"}); !errors.Is(err, registry.ErrInvalid) {
 		t.Errorf("bad cursor: %v", err)
