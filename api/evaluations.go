@@ -222,11 +222,7 @@ func (s *Server) getEvaluation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := s.catalog.current(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	e, err := evaluationRef(snap, c.Param("ref"))
+	snap, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
 	}
@@ -260,6 +256,17 @@ func (s *Server) getEvaluation(c echo.Context) error {
 		Success    bool             `json:"success"`
 		Evaluation evaluationDetail `json:"evaluation"`
 	}{true, d})
+}
+
+// pathEvaluation resolves the {ref} of the request's path against the
+// current catalog, and returns the catalog too.
+func (s *Server) pathEvaluation(c echo.Context) (*snapshot, *registry.Entry, error) {
+	snap, err := s.catalog.current(c.Request().Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := evaluationRef(snap, c.Param("ref"))
+	return snap, e, err
 }
 
 // evaluationRef resolves ref to an evaluation (not a process SIP).
@@ -298,11 +305,7 @@ func endpoints(e *registry.Entry) map[string]string {
 // listVersions answers GET /api/v1/evaluations/{ref}/versions.
 func (s *Server) listVersions(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
-	if err != nil {
-		return err
-	}
-	e, err := evaluationRef(snap, c.Param("ref"))
+	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
 	}

@@ -69,11 +69,7 @@ func toRegistration(r *registry.Registration) registrationView {
 // registration, 200 with the open one.
 func (s *Server) register(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
-	if err != nil {
-		return err
-	}
-	e, err := evaluationRef(snap, c.Param("ref"))
+	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
 	}
@@ -139,11 +135,7 @@ func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 // registration for it.
 func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.Entry, *registry.Registration, error) {
 	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	e, err := evaluationRef(snap, c.Param("ref"))
+	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return nil, nil, err
 	}

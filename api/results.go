@@ -52,11 +52,7 @@ func (s *Server) listResults(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := s.catalog.current(ctx)
-	if err != nil {
-		return err
-	}
-	e, err := evaluationRef(snap, c.Param("ref"))
+	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
 	}
