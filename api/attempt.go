@@ -14,6 +14,9 @@ import (
 // start answers POST /api/v1/evaluations/{ref}/start.
 func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
+	if err := noBody(c); err != nil {
+		return err
+	}
 	e, reg, err := s.openRegistration(c, a)
 	if err != nil {
 		return err
@@ -143,11 +146,8 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 	case "agent_certification_handler":
 		return s.submitCertification(c, a, e, reg)
 	case "identity_check_handler", "x_verification_handler":
-		if c.Request().ContentLength != 0 {
-			var empty struct{}
-			if err := bind(c, &empty); err != nil {
-				return err
-			}
+		if err := noBody(c); err != nil {
+			return err
 		}
 		passed, detail := strings.TrimSpace(a.IdentityMD) != "", "IDENTITY.md is empty or missing"
 		if e.Handler == "x_verification_handler" {

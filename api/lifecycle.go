@@ -69,6 +69,9 @@ func toRegistration(r *registry.Registration) registrationView {
 // registration, 200 with the open one.
 func (s *Server) register(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
+	if err := noBody(c); err != nil {
+		return err
+	}
 	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
@@ -114,6 +117,9 @@ func (s *Server) register(c echo.Context, a *registry.Agent) error {
 // cancel answers DELETE /api/v1/evaluations/{ref}/registration.
 func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
+	if err := noBody(c); err != nil {
+		return err
+	}
 	e, reg, err := s.openRegistration(c, a)
 	if err != nil {
 		return err

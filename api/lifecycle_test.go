@@ -479,3 +479,45 @@ func TestExpiryAndPrivacy(t *testing.T) {
 		}
 	})
 }
+
+// TestBodylessRequestsRefuseBodies: register, start and cancel take no
+// body. A body they would ignore is refused, and a refused request changes
+// nothing.
+func TestBodylessRequestsRefuseBodies(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a := w.agent("dora-1")
+		textPlain := http.Header{"Authorization": {"Bearer " + a.key}, "Content-Type": {"text/plain"}}
+		for _, path := range []string{"/api/v1/evaluations/poaw/register", "/api/v1/evaluations/poaw/start", "/api/v1/evaluations/poaw/registration"} {
+			method := "POST"
+			if strings.HasSuffix(path, "/registration") {
+				method = "DELETE"
+			}
+			for _, tt := range []struct {
+				name, body string
+				h          http.Header
+				status     int
+				code       string
+			}{
+				{"text", "x", textPlain, 415, "unsupported_media_type"},
+				{"unknown field", `{"evaluation_version":"0.0.1"}`, bearer(a.key), 400, "validation_failed"},
+				{"not an object", `[]`, bearer(a.key), 400, "validation_failed"},
+			} {
+				var e errorResponse
+				if code := w.Do(method, path, strings.NewReader(tt.body), tt.h, &e).StatusCode; code != tt.status || e.ErrorDetail.Code != tt.code {
+					t.Errorf("%s %s with %s body: %d %q; want %d %q", method, path, tt.name, code, e.ErrorDetail.Code, tt.status, tt.code)
+				}
+			}
+			if st, _, _ := a.status(t, "poaw"); st != "available" {
+				t.Fatalf("after refused %s %s the registration status is %q; want available", method, path, st)
+			}
+		}
+		if code := a.call("POST", "/api/v1/evaluations/poaw/register", `{}`, nil); code != 201 {
+			t.Errorf("register with {}: %d, want 201", code)
+		}
+		if code := a.call("POST", "/api/v1/evaluations/poaw/start", `{}`, nil); code != 201 && code != 200 {
+			t.Errorf("start with {}: %d", code)
+		}
+	})
+}

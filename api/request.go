@@ -14,6 +14,17 @@ import (
 // bind decodes a JSON request body into v, strictly: the content type must
 // be JSON, unknown fields and trailing data are refused, and the size cap
 // of withLimits applies.
+// noBody checks the body of a request that takes none: nothing, or an
+// empty JSON object. Anything else is refused as bind refuses it (415 for
+// another media type, 400 for fields), rather than silently ignored.
+func noBody(c echo.Context) error {
+	if c.Request().ContentLength == 0 {
+		return nil
+	}
+	var empty struct{}
+	return bind(c, &empty)
+}
+
 func bind(c echo.Context, v any) error {
 	ct := c.Request().Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
