@@ -48,8 +48,12 @@ bench:
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./registry -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
-	$(GO) test ./registry -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	@for t in FuzzParse FuzzValidate FuzzCursor FuzzKeyID; do \
+		$(GO) test ./registry -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
+	done
+	@for t in FuzzParseVerdict FuzzQuoteData; do \
+		$(GO) test ./registry/judge -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
+	done
 
 ## lint: formatting, vet, staticcheck, and the generated files being current
 lint:

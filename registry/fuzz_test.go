@@ -1,7 +1,10 @@
 package registry_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -40,6 +43,46 @@ func FuzzValidate(f *testing.F) {
 			if ps[i].Path < ps[i-1].Path {
 				t.Fatalf("problems out of order: %v", ps)
 			}
+		}
+	})
+}
+
+// FuzzCursor: a result-listing cursor comes from the client. Decoding
+// anything either fails with ErrInvalid or yields a position that encodes
+// back to a cursor meaning the same position.
+func FuzzCursor(f *testing.F) {
+	f.Add(registry.EncodeCursor(time.Date(2026, 11, 22, 1, 2, 3, 4, time.UTC), "res_1"))
+	f.Add("")
+	f.Add("fA")
+	f.Add("MjAyNi0xMS0yMlQwMTowMjowM1p8")
+	f.Fuzz(func(t *testing.T, c string) {
+		at, id, err := registry.DecodeCursor(c)
+		if err != nil {
+			if !errors.Is(err, registry.ErrInvalid) {
+				t.Fatalf("DecodeCursor(%q) = %v; want ErrInvalid", c, err)
+			}
+			return
+		}
+		at2, id2, err := registry.DecodeCursor(registry.EncodeCursor(at, id))
+		if err != nil || !at2.Equal(at) || id2 != id {
+			t.Fatalf("cursor %q → (%v, %q) does not round-trip: (%v, %q, %v)", c, at, id, at2, id2, err)
+		}
+	})
+}
+
+// FuzzKeyID: the Authorization header is the client's. KeyID accepts only
+// keys shaped like ours, and the id it returns is the key's own.
+func FuzzKeyID(f *testing.F) {
+	f.Add("sip_0123456789ab_" + strings.Repeat("s", 43))
+	f.Add("sip__")
+	f.Add("Bearer sip_x")
+	f.Fuzz(func(t *testing.T, key string) {
+		id := registry.KeyID(key)
+		if id == "" {
+			return
+		}
+		if len(id) != 12 || !strings.HasPrefix(key, "sip_"+id+"_") || len(key) < len("sip_")+12+1+32 {
+			t.Fatalf("KeyID(%q) = %q", key, id)
 		}
 	})
 }
