@@ -45,3 +45,7 @@ func TestAgentStore(t *testing.T) {
 func TestEvaluationStore(t *testing.T) {
 	registrytest.RunEvaluationStoreTests(t, func(t *testing.T) registrytest.FullStore { return MustOpen(t) })
 }
+
+func TestDeliveryStore(t *testing.T) {
+	registrytest.RunDeliveryStoreTests(t, func(t *testing.T) registry.DeliveryStore { return MustOpen(t) })
+}

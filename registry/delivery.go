@@ -1,0 +1,98 @@
+package registry
+
+import (
+	"context"
+	"time"
+)
+
+// DeliveryStatus is where a webhook delivery stands in the inbox.
+type DeliveryStatus string
+
+// Delivery statuses: pending (due at NextAttempt; a failed attempt goes
+// back to pending with a later NextAttempt), processing (a worker holds
+// the lease), done (processed successfully: never processed again), dead
+// (given up after too many attempts or a permanent error; an operator's
+// redelivery, which reuses the id, queues it again).
+const (
+	DeliveryPending    DeliveryStatus = "pending"
+	DeliveryProcessing DeliveryStatus = "processing"
+	DeliveryDone       DeliveryStatus = "done"
+	DeliveryDead       DeliveryStatus = "dead"
+)
+
+// Delivery is one webhook delivery from GitHub (or work the App queued
+// for itself, such as a reconciliation), kept durably from the moment it
+// is acknowledged until it has been processed.
+type Delivery struct {
+	// ID is the X-GitHub-Delivery GUID; work the App queues itself has an
+	// id that starts with "sip:".
+	ID     string
+	Event  string
+	Action string
+	// Key serialises work: two deliveries with the same key (the same
+	// pull request, the same repository's default branch) are never
+	// processed at once, on any replica. Empty means no constraint.
+	Key         string
+	Payload     []byte
+	Status      DeliveryStatus
+	Attempts    int
+	ReceivedAt  time.Time
+	NextAttempt time.Time
+	LeaseUntil  time.Time
+	DoneAt      time.Time
+	LastError   string
+}
+
+// DeliveryStats describes the inbox for metrics.
+type DeliveryStats struct {
+	Pending, Processing, Done, Dead int
+	// OldestPending is when the oldest pending delivery was received
+	// (zero when none is pending).
+	OldestPending time.Time
+}
+
+// Repository is a repository the GitHub App is installed on.
+type Repository struct {
+	ID             int64
+	InstallationID int64
+	FullName       string // owner/name
+	DefaultBranch  string
+	CloneURL       string
+	Active         bool // false once uninstalled or removed from the installation
+	UpdatedAt      time.Time
+}
+
+// DeliveryStore is the App's durable inbox and its list of repositories.
+type DeliveryStore interface {
+	// EnqueueDelivery stores a new delivery as pending and returns
+	// (pending, true). For an id already stored it changes nothing and
+	// returns the stored status and false, except that a dead delivery
+	// is queued again (pending, with its attempts reset), since GitHub
+	// reuses the id when someone redelivers it.
+	EnqueueDelivery(ctx context.Context, d *Delivery) (DeliveryStatus, bool, error)
+	// Delivery returns a delivery. Returns ErrNotFound.
+	Delivery(ctx context.Context, id string) (*Delivery, error)
+	// ClaimDelivery leases the oldest due delivery (pending and due, or
+	// processing with an expired lease) whose key no live lease holds,
+	// and counts the attempt. Returns ErrNotFound when none is due.
+	ClaimDelivery(ctx context.Context, now, lease time.Time) (*Delivery, error)
+	// CompleteDelivery marks a processing delivery done.
+	CompleteDelivery(ctx context.Context, id string, at time.Time) error
+	// RetryDelivery returns a processing delivery to pending, due at next.
+	RetryDelivery(ctx context.Context, id string, next time.Time, reason string) error
+	// KillDelivery gives up on a processing delivery (dead).
+	KillDelivery(ctx context.Context, id string, reason string, at time.Time) error
+	// DeliveryStats counts deliveries by status.
+	DeliveryStats(ctx context.Context) (DeliveryStats, error)
+	// PruneDeliveries deletes done deliveries finished before t and
+	// returns how many it deleted; dead ones stay for inspection.
+	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+
+	// PutRepository adds or updates a repository (active).
+	PutRepository(ctx context.Context, r *Repository) error
+	// DeactivateRepositories marks repositories inactive: all of an
+	// installation's when ids is empty.
+	DeactivateRepositories(ctx context.Context, installationID int64, ids []int64, at time.Time) error
+	// Repositories lists the active repositories by name.
+	Repositories(ctx context.Context) ([]*Repository, error)
+}
