@@ -66,7 +66,7 @@ func toAPIError(err error) *Error {
 		case http.StatusMethodNotAllowed:
 			return &Error{Status: he.Code, Code: "method_not_allowed", Message: "method not allowed on this endpoint", Hint: "See /api/v1/openapi.json for the methods."}
 		case http.StatusRequestEntityTooLarge:
-			return &Error{Status: he.Code, Code: "payload_too_large", Message: "request body too large", Hint: "Request bodies are limited to 1 MiB."}
+			return &Error{Status: he.Code, Code: "payload_too_large", Message: "request body too large", Hint: "Request bodies are limited to 1 MiB (GitHub webhooks to 25 MiB)."}
 		case http.StatusUnsupportedMediaType:
 			return &Error{Status: he.Code, Code: "unsupported_media_type", Message: "send JSON", Hint: "Set Content-Type: application/json."}
 		case http.StatusBadRequest:

@@ -66,6 +66,9 @@ func withRecover(next echo.HandlerFunc) (h echo.HandlerFunc) {
 // withLimits refuses bodies over maxBody before a handler reads them.
 func withLimits(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if c.Path() == WebhookPath {
+			return next(c) // GitHub's payloads go up to 25 MiB; the App caps them
+		}
 		r := c.Request()
 		if r.ContentLength > maxBody {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)

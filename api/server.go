@@ -41,10 +41,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
 	Version string
+	// Webhook, when set, receives the GitHub App's webhooks at
+	// WebhookPath; it reads the body itself, under its own cap.
+	Webhook echo.HandlerFunc
 	// TrustProxy takes the client address from X-Forwarded-For, for
 	// servers behind a load balancer.
 	TrustProxy bool
 }
+
+// WebhookPath is where GitHub delivers the App's webhooks.
+const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
@@ -94,6 +100,9 @@ func NewServer(cfg Config) *Server {
 	}
 	e.Use(withRequestID, s.withLogAndMetrics, withRecover, withSecurityHeaders, withLimits)
 
+	if cfg.Webhook != nil {
+		e.POST(WebhookPath, webhook(cfg.Webhook))
+	}
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))

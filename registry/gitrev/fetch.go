@@ -219,3 +219,46 @@ func short(sha string) string {
 	}
 	return sha
 }
+
+// Commits fetches several commits of a remote repository in one round
+// trip, each one deep, and returns the SIP files under dir of each, by
+// SHA. The GitHub App reads a pull request's merge base and head this way.
+func Commits(ctx context.Context, repoURL, token, dir string, shas ...string) (map[string][]registry.File, error) {
+	name := "git " + redactURL(repoURL)
+	repo, err := git.Init(memory.NewStorage(), nil)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", name, err, ErrRepository)
+	}
+	var specs []config.RefSpec
+	seen := map[string]bool{}
+	for _, sha := range shas {
+		if !shaRE.MatchString(sha) {
+			return nil, fmt.Errorf("%s: %q is not a commit SHA: %w", name, sha, registry.ErrInvalid)
+		}
+		if !seen[sha] {
+			seen[sha] = true
+			specs = append(specs, config.RefSpec(sha+":refs/sync/"+sha))
+		}
+	}
+	var auth *githttp.BasicAuth
+	if token != "" {
+		auth = &githttp.BasicAuth{Username: "x-access-token", Password: token}
+	}
+	err = remote.FetchContext(ctx, &git.FetchOptions{RefSpecs: specs, Depth: 1, Tags: git.NoTags, Auth: auth})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil, fmt.Errorf("%s: fetch: %v: %w", name, scrub(err, token), ErrRepository)
+	}
+	out := map[string][]registry.File{}
+	for sha := range seen {
+		files, err := readCommit(repo, plumbing.NewHash(sha), dir, name)
+		if err != nil {
+			return nil, err
+		}
+		out[sha] = files
+	}
+	return out, nil
+}

@@ -1,0 +1,98 @@
+package bot
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// botMetrics are the App's Prometheus collectors: intake outcomes,
+// processing outcomes and durations, the inbox by status, and GitHub's
+// answers and rate limit.
+type botMetrics struct {
+	webhooks   *prometheus.CounterVec
+	processed  *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	requests   *prometheus.CounterVec
+	rateRemain prometheus.Gauge
+}
+
+func newBotMetrics(reg prometheus.Registerer, store registry.DeliveryStore) *botMetrics {
+	m := &botMetrics{
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sip_github_webhooks_total", Help: "Webhook deliveries received, by event and outcome (queued, duplicate, ignored, unauthorized, bad_request, too_large, error).",
+		}, []string{"event", "outcome"}),
+		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sip_github_deliveries_processed_total", Help: "Delivery processing attempts, by event and outcome (done, retry, dead, panic).",
+		}, []string{"event", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sip_github_delivery_duration_seconds", Help: "Time to process a delivery, by event.",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"event"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sip_github_api_requests_total", Help: "Requests to GitHub, by status code (0 for a transport error).",
+		}, []string{"code"}),
+		rateRemain: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sip_github_rate_limit_remaining", Help: "X-RateLimit-Remaining of GitHub's latest answer.",
+		}),
+	}
+	if reg == nil {
+		return m
+	}
+	reg.MustRegister(m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, &inboxCollector{store: store})
+	return m
+}
+
+func (m *botMetrics) webhook(event, outcome string) { m.webhooks.WithLabelValues(event, outcome).Inc() }
+
+// transport counts GitHub's answers and records the rate limit.
+func (m *botMetrics) transport(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(r)
+		if err != nil {
+			m.requests.WithLabelValues("0").Inc()
+			return resp, err
+		}
+		m.requests.WithLabelValues(strconv.Itoa(resp.StatusCode)).Inc()
+		if v, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); err == nil {
+			m.rateRemain.Set(float64(v))
+		}
+		return resp, nil
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// inboxCollector reads the inbox's counts when /metrics is scraped.
+type inboxCollector struct{ store registry.DeliveryStore }
+
+var (
+	inboxDesc  = prometheus.NewDesc("sip_github_inbox_deliveries", "Deliveries in the inbox, by status.", []string{"status"}, nil)
+	oldestDesc = prometheus.NewDesc("sip_github_inbox_oldest_pending_seconds", "Age of the oldest pending delivery.", nil, nil)
+)
+
+func (c *inboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- inboxDesc; ch <- oldestDesc }
+
+func (c *inboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := c.store.DeliveryStats(ctx)
+	if err != nil {
+		return
+	}
+	for status, n := range map[string]int{"pending": st.Pending, "processing": st.Processing, "done": st.Done, "dead": st.Dead} {
+		ch <- prometheus.MustNewConstMetric(inboxDesc, prometheus.GaugeValue, float64(n), status)
+	}
+	age := 0.0
+	if !st.OldestPending.IsZero() {
+		age = time.Since(st.OldestPending).Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+}

@@ -1,0 +1,221 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// How far back reconciliation looks for failed deliveries (GitHub keeps
+// them three days) and how long done deliveries stay in the inbox.
+const (
+	redeliveryWindow = 72 * time.Hour
+	keepDone         = 7 * 24 * time.Hour
+)
+
+func (a *App) reconcileLoop(ctx context.Context) {
+	for {
+		if err := a.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("reconciliation incomplete", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(a.cfg.ReconcileEvery):
+		}
+	}
+}
+
+// Reconcile repairs what lost events left behind: it asks GitHub to
+// redeliver deliveries that never reached the App, refreshes the list of
+// installed repositories, queues a sync when the registry's repository
+// moved past the registry, and queues a check of open pull requests that
+// have none on their head. It runs at start and periodically.
+func (a *App) Reconcile(ctx context.Context) error {
+	errs := []error{a.redeliverFailed(ctx), a.refreshRepositories(ctx)}
+	repos, err := a.store.Repositories(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, r := range repos {
+		errs = append(errs, a.reconcileRepository(ctx, r))
+	}
+	if _, err := a.store.PruneDeliveries(ctx, a.now().Add(-keepDone)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// redeliverFailed asks GitHub to redeliver each recent delivery whose
+// every attempt failed and that the inbox does not hold.
+func (a *App) redeliverFailed(ctx context.Context) error {
+	type latest struct {
+		id int64
+		ok bool
+	}
+	byGUID := map[string]*latest{}
+	var order []string
+	opts := &github.ListCursorOptions{PerPage: 100}
+	since := a.now().Add(-redeliveryWindow)
+	for page := 0; page < 20; page++ {
+		ds, resp, err := a.gh.app.Apps.ListHookDeliveries(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing deliveries: %w", err)
+		}
+		old := false
+		for _, d := range ds {
+			if d.GetDeliveredAt().Before(since) {
+				old = true
+				continue
+			}
+			l, ok := byGUID[d.GetGUID()]
+			if !ok {
+				l = &latest{id: d.GetID()}
+				byGUID[d.GetGUID()] = l
+				order = append(order, d.GetGUID())
+			}
+			if code := d.GetStatusCode(); code >= 200 && code < 300 {
+				l.ok = true
+			}
+		}
+		if old || resp.Cursor == "" || len(ds) == 0 {
+			break
+		}
+		opts.Cursor = resp.Cursor
+	}
+	var errs []error
+	for _, guid := range order {
+		l := byGUID[guid]
+		if l.ok {
+			continue
+		}
+		if _, err := a.store.Delivery(ctx, guid); err == nil {
+			continue // it reached us after all
+		} else if !errors.Is(err, registry.ErrNotFound) {
+			errs = append(errs, err)
+			continue
+		}
+		_, _, err := a.gh.app.Apps.RedeliverHookDelivery(ctx, l.id)
+		var accepted *github.AcceptedError
+		if err != nil && !errors.As(err, &accepted) {
+			errs = append(errs, fmt.Errorf("redelivering %s: %w", guid, err))
+			continue
+		}
+		a.log.Info("asked GitHub to redeliver a failed delivery", "delivery", guid)
+	}
+	return errors.Join(errs...)
+}
+
+// refreshRepositories lists every installation's repositories.
+func (a *App) refreshRepositories(ctx context.Context) error {
+	known, err := a.store.Repositories(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[int64]bool{}
+	installed := map[int64]bool{}
+	var errs []error
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		insts, resp, err := a.gh.app.Apps.ListInstallations(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing installations: %w", err)
+		}
+		for _, in := range insts {
+			installed[in.GetID()] = true
+			if in.SuspendedAt != nil {
+				continue
+			}
+			if err := a.installationRepos(ctx, in.GetID(), seen); err != nil {
+				errs = append(errs, err)
+				seen[-in.GetID()] = true // unknown: keep its repositories
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	for _, r := range known {
+		if !seen[r.ID] && !seen[-r.InstallationID] {
+			if err := a.store.DeactivateRepositories(ctx, r.InstallationID, []int64{r.ID}, a.now()); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a *App) installationRepos(ctx context.Context, id int64, seen map[int64]bool) error {
+	gh := a.gh.installation(id).client
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		list, resp, err := gh.Apps.ListRepos(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("installation %d: listing repositories: %w", id, err)
+		}
+		for _, r := range list.Repositories {
+			seen[r.GetID()] = true
+			repo := &registry.Repository{ID: r.GetID(), InstallationID: id, FullName: r.GetFullName(),
+				DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), UpdatedAt: a.now()}
+			if err := a.store.PutRepository(ctx, repo); err != nil {
+				return err
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// reconcileRepository queues a sync when the registry's repository moved
+// past the registry, and a check of each open pull request that has none.
+func (a *App) reconcileRepository(ctx context.Context, r *registry.Repository) error {
+	owner, name, _ := strings.Cut(r.FullName, "/")
+	t := target{Installation: r.InstallationID, RepoID: r.ID, Owner: owner, Name: name, CloneURL: r.CloneURL, DefaultBranch: r.DefaultBranch}
+	gh := a.gh.installation(r.InstallationID).client
+	if a.follows(t) && t.DefaultBranch != "" {
+		b, resp, err := gh.Repositories.GetBranch(ctx, owner, name, t.DefaultBranch, 1)
+		if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		state, err := a.store.SyncState(ctx)
+		if err != nil {
+			return err
+		}
+		if head := b.GetCommit().GetSHA(); head != "" && head != state.CommitSHA {
+			if err := a.enqueue(ctx, fmt.Sprintf("sip:sync:%d:%s", r.ID, head), eventSync, fmt.Sprintf("repo:%d/push", r.ID), t); err != nil {
+				return err
+			}
+		}
+	}
+	open, err := a.openPulls(ctx, gh, t)
+	if err != nil {
+		return err
+	}
+	for _, pr := range open {
+		runs, _, err := gh.Checks.ListCheckRunsForRef(ctx, owner, name, pr.GetHead().GetSHA(), &github.ListCheckRunsOptions{
+			CheckName: github.String(ValidationCheck), AppID: github.Int64(a.cfg.AppID)})
+		if err != nil {
+			return fmt.Errorf("%s#%d: listing check runs: %w", t, pr.GetNumber(), err)
+		}
+		if runs.GetTotal() > 0 {
+			continue
+		}
+		p := t
+		p.Number = pr.GetNumber()
+		id := fmt.Sprintf("sip:reconcile:%d:%d@%s", r.ID, p.Number, pr.GetHead().GetSHA())
+		if err := a.enqueue(ctx, id, eventCheckPull, pullKey(r.ID, p.Number), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

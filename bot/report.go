@@ -1,0 +1,186 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// Check run names. Branch protection matches required checks by name, so
+// these never change.
+const (
+	ValidationCheck = "SIP validation"
+	ApprovalCheck   = "SIP approval"
+)
+
+// Limits GitHub puts on what the App writes.
+const (
+	annotationsPerRequest = 50
+	maxAnnotations        = 1000
+	maxMarkdown           = 65535 // check-run summary and text; comments allow one more
+)
+
+// commentMarker finds the App's one comment on a pull request.
+const commentMarker = "<!-- sip-bot:pull-request-report -->"
+
+// pullReport is what validating a pull request found.
+type pullReport struct {
+	Files    int      // SIP files at the head
+	Touched  []string // SIP files the pull request adds, edits or removes
+	Problems []registry.Problem
+	Preview  preview
+}
+
+// preview is what the registry will change when the pull request merges.
+type preview struct {
+	Added, Changed, Deprecated []string
+}
+
+func (p preview) empty() bool { return len(p.Added)+len(p.Changed)+len(p.Deprecated) == 0 }
+
+func (r *pullReport) conclusion() string {
+	if errs, _ := registry.Count(r.Problems); errs > 0 {
+		return "failure"
+	}
+	return "success"
+}
+
+func (r *pullReport) title() string {
+	errs, warns := registry.Count(r.Problems)
+	if errs+warns == 0 {
+		return fmt.Sprintf("%s valid", plural(len(r.Touched), "changed SIP file"))
+	}
+	return fmt.Sprintf("%s, %s", plural(errs, "error"), plural(warns, "warning"))
+}
+
+// summary is the check run's Markdown summary. It holds no times or ids,
+// so the same result always has the same summary (the App compares them
+// to avoid posting a result twice).
+func (r *pullReport) summary() string {
+	var b strings.Builder
+	errs, warns := registry.Count(r.Problems)
+	fmt.Fprintf(&b, "Checked %s (%s in this pull request): %s, %s.\n\n",
+		plural(r.Files, "SIP file"), plural(len(r.Touched), "changed file"), plural(errs, "error"), plural(warns, "warning"))
+	if len(r.Problems) > 0 {
+		b.WriteString("| File | Line | Rule | Problem |\n|---|---|---|---|\n")
+		for _, p := range r.Problems {
+			fmt.Fprintf(&b, "| `%s` | %d | [`%s`](%s) | %s |\n", p.Path, p.Line, p.Rule, ruleURL(p.Rule), cell(p.Message))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("### On merge, the registry will\n\n")
+	if r.Preview.empty() {
+		b.WriteString("change nothing.\n")
+	}
+	for _, l := range []struct {
+		verb string
+		ids  []string
+	}{{"add", r.Preview.Added}, {"update", r.Preview.Changed}, {"deprecate", r.Preview.Deprecated}} {
+		for _, id := range l.ids {
+			fmt.Fprintf(&b, "- %s %s\n", l.verb, id)
+		}
+	}
+	return truncate(b.String(), maxMarkdown)
+}
+
+// annotations puts each problem on its exact lines. GitHub allows columns
+// only on one-line annotations.
+func (r *pullReport) annotations() []*github.CheckRunAnnotation {
+	out := []*github.CheckRunAnnotation{}
+	for _, p := range r.Problems {
+		if len(out) == maxAnnotations {
+			break
+		}
+		start := max(p.Line, 1)
+		end := max(p.EndLine, start)
+		level := "failure"
+		if p.Severity == registry.SeverityWarning {
+			level = "warning"
+		}
+		msg := p.Message
+		if p.Hint != "" {
+			msg += "\n\n" + p.Hint
+		}
+		a := &github.CheckRunAnnotation{Path: github.String(p.Path), StartLine: github.Int(start), EndLine: github.Int(end),
+			AnnotationLevel: github.String(level), Title: github.String(p.Rule), Message: github.String(truncate(msg, 60000))}
+		if start == end && p.Column > 0 {
+			a.StartColumn, a.EndColumn = github.Int(p.Column), github.Int(p.Column)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// commentBody is the App's one comment on a pull request: the validation
+// and the approval state, kept up to date in place.
+func commentBody(r *pullReport, d *Decision) string {
+	var b strings.Builder
+	b.WriteString(commentMarker + "\n")
+	if r.conclusion() == "success" {
+		fmt.Fprintf(&b, "### ✅ SIP validation: %s\n\n", r.title())
+	} else {
+		fmt.Fprintf(&b, "### ❌ SIP validation: %s\n\n", r.title())
+	}
+	b.WriteString(r.summary())
+	if d != nil {
+		fmt.Fprintf(&b, "\n### SIP approval: %s\n\n%s", d.State, d.explain())
+	}
+	return truncate(b.String(), maxMarkdown)
+}
+
+// explain says what the approval decision counted and why.
+func (d *Decision) explain() string {
+	var b strings.Builder
+	switch d.State {
+	case Approved:
+		fmt.Fprintf(&b, "Approved by %s (%d required).\n", strings.Join(d.Approvers, ", "), d.Required)
+	case Blocked:
+		fmt.Fprintf(&b, "Changes requested by %s.\n", strings.Join(d.Blockers, ", "))
+	default:
+		fmt.Fprintf(&b, "%d of %d maintainer approvals.\n", len(d.Approvers), d.Required)
+	}
+	for _, i := range d.Ignored {
+		fmt.Fprintf(&b, "- @%s: %s\n", i.User, i.Reason)
+	}
+	return b.String()
+}
+
+func (d *Decision) title() string {
+	switch d.State {
+	case Approved:
+		return "Approved"
+	case Blocked:
+		return "Changes requested by a maintainer"
+	}
+	return fmt.Sprintf("Waiting for %s", plural(d.Required-len(d.Approvers), "maintainer approval"))
+}
+
+func ruleURL(rule string) string {
+	return "https://github.com/sipregistry/sip/blob/main/docs/rules.md#" + rule
+}
+
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// truncate cuts s to at most n characters (GitHub counts characters),
+// saying so at the end.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	const note = "\n\n… (truncated)"
+	r := []rune(s)
+	return string(r[:n-utf8.RuneCountInString(note)]) + note
+}
