@@ -1,0 +1,206 @@
+package bot_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/bot"
+	"github.com/sipregistry/sip/bot/githubtest"
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/siptest"
+)
+
+// openSIPPull opens a pull request that adds a valid SIP-9.
+func (h *harness) openSIPPull(branch string) *githubtest.Pull {
+	sip := siptest.SIP(9, "identity-nine", "draft")
+	h.gh.Push(h.repo, branch, map[string]string{sip.Path: string(sip.Content)})
+	return h.gh.OpenPull(h.repo, branch, "author")
+}
+
+// TestDuplicateDeliveryIsProcessedOnce: the same delivery id again is
+// answered 200 and not processed; the same event under a new id (GitHub
+// sends several for one push) posts nothing twice.
+func TestDuplicateDeliveryIsProcessedOnce(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t))
+		h.run()
+		pr := h.openSIPPull("add")
+		guid := newGUID()
+		if code := h.deliver("pull_request", guid, h.pullEvent("opened", pr)); code != 202 {
+			t.Fatalf("status %d", code)
+		}
+		head := h.gh.HeadSHA(pr)
+		h.waitCheck(head, bot.ValidationCheck, "completed", "success")
+		eventually(t, "the delivery done", func() bool {
+			d, err := h.store.Delivery(t.Context(), guid)
+			return err == nil && d.Status == registry.DeliveryDone
+		})
+		if code := h.deliver("pull_request", guid, h.pullEvent("opened", pr)); code != http.StatusOK {
+			t.Errorf("the same delivery again: status %d, want 200", code)
+		}
+		other := newGUID()
+		h.deliver("pull_request", other, h.pullEvent("reopened", pr))
+		eventually(t, "the second delivery done", func() bool {
+			d, err := h.store.Delivery(t.Context(), other)
+			return err == nil && d.Status == registry.DeliveryDone
+		})
+		if runs := h.gh.CheckRuns(head, bot.ValidationCheck); len(runs) != 1 {
+			t.Errorf("%d validation runs, want 1", len(runs))
+		}
+		if runs := h.gh.CheckRuns(head, bot.ApprovalCheck); len(runs) != 1 {
+			t.Errorf("%d approval runs, want 1", len(runs))
+		}
+		if cs := h.gh.Comments(h.repo, pr.Number); len(cs) != 1 || cs[0].Edits != 0 {
+			t.Errorf("comments = %+v, want one, never edited", cs)
+		}
+	})
+}
+
+// onPull matches reading the pull request, which only the delivery's
+// work does (reconciliation at start lists pull requests instead).
+func onPull(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/pulls/1") }
+
+// TestGitHubFaults: GitHub failing, rate limiting, or refusing tokens
+// delays the work; once it recovers the check run appears, once.
+func TestGitHubFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		status int
+		header http.Header
+		match  func(*http.Request) bool
+	}{
+		{"500s", 3, 500, nil, onPull},
+		{"502 on creating the check run", 2, 502, nil, func(r *http.Request) bool { return r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/check-runs") }},
+		{"secondary rate limit", 1, 403, http.Header{"Retry-After": {"1"}}, onPull},
+		{"429 with Retry-After", 2, 429, http.Header{"Retry-After": {"1"}}, onPull},
+		{"401 on the token endpoint", 2, 401, nil, func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/access_tokens") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+				h := newHarness(t, open(t))
+				pr := h.openSIPPull("add")
+				h.gh.Fail(tc.n, tc.status, tc.header, tc.match)
+				h.run()
+				guid := newGUID()
+				h.deliver("pull_request", guid, h.pullEvent("opened", pr))
+				head := h.gh.HeadSHA(pr)
+				h.waitCheck(head, bot.ValidationCheck, "completed", "success")
+				h.waitCheck(head, bot.ApprovalCheck, "in_progress", "")
+				eventually(t, "the delivery done", func() bool {
+					d, err := h.store.Delivery(t.Context(), guid)
+					return err == nil && d.Status == registry.DeliveryDone
+				})
+				d, _ := h.store.Delivery(t.Context(), guid)
+				if d.Attempts < 2 {
+					t.Errorf("attempts = %d; the fault was never met", d.Attempts)
+				}
+				if runs := h.gh.CheckRuns(head, bot.ValidationCheck); len(runs) != 1 {
+					t.Errorf("%d validation runs, want exactly 1", len(runs))
+				}
+				if cs := h.gh.Comments(h.repo, pr.Number); len(cs) != 1 {
+					t.Errorf("%d comments, want 1", len(cs))
+				}
+			})
+		})
+	}
+}
+
+// TestDeadDeliveryIsRedeliveredByItsID: after the last attempt a delivery
+// is dead (kept, with its error); GitHub's redelivery reuses the id and
+// queues it again.
+func TestDeadDeliveryIsRedeliveredByItsID(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t), func(c *bot.Config) { c.MaxAttempts = 2 })
+		pr := h.openSIPPull("add")
+		h.gh.Fail(-1, 503, nil, func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/pulls/") })
+		h.run()
+		guid := newGUID()
+		event := h.pullEvent("opened", pr)
+		h.deliver("pull_request", guid, event)
+		eventually(t, "the delivery dead", func() bool {
+			d, err := h.store.Delivery(t.Context(), guid)
+			return err == nil && d.Status == registry.DeliveryDead && strings.Contains(d.LastError, "503")
+		})
+		h.gh.Heal()
+		if code := h.deliver("pull_request", guid, event); code != 202 {
+			t.Fatalf("redelivery: status %d, want 202", code)
+		}
+		h.waitCheck(h.gh.HeadSHA(pr), bot.ValidationCheck, "completed", "success")
+	})
+}
+
+// TestReconcile: failed deliveries are redelivered, an open pull request
+// with no check is checked, the registry catches up with the default
+// branch, and the installed repositories are listed.
+func TestReconcile(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t))
+		ctx := t.Context()
+		now := time.Now()
+		failed := h.gh.AddDelivery("guid-failed", "pull_request", 502, now.Add(-time.Hour))
+		h.gh.AddDelivery("guid-failed", "pull_request", 0, now.Add(-50*time.Minute)) // a retry that timed out
+		okID := h.gh.AddDelivery("guid-ok", "pull_request", 202, now.Add(-time.Hour))
+		h.gh.AddDelivery("guid-ok", "pull_request", 500, now.Add(-2*time.Hour))
+		old := h.gh.AddDelivery("guid-old", "push", 500, now.Add(-100*time.Hour))
+		pr := h.openSIPPull("add")
+		if err := h.app.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := h.gh.Redelivered()
+		if len(got) != 1 || got[0] != failed+1 {
+			t.Errorf("redelivered %v, want only the latest attempt of guid-failed (%d); not %d (succeeded) nor %d (too old)", got, failed+1, okID, old)
+		}
+		repos, err := h.store.Repositories(ctx)
+		if err != nil || len(repos) != 1 || repos[0].FullName != "octo-org/sips" || repos[0].DefaultBranch != "main" {
+			t.Fatalf("repositories = %+v, %v", repos, err)
+		}
+		h.run()
+		h.waitCheck(h.gh.HeadSHA(pr), bot.ValidationCheck, "completed", "success")
+		main := h.gh.Head(h.repo, "main")
+		eventually(t, "the registry synced", func() bool {
+			st, err := h.store.SyncState(ctx)
+			return err == nil && st.CommitSHA == main
+		})
+	})
+}
+
+// TestInstallationEvents keep the list of repositories.
+func TestInstallationEvents(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t))
+		h.run()
+		ctx := t.Context()
+		repo := h.gh.RepoJSON(h.repo)
+		removed := fixture(t, "installation_repositories/removed.payload.json")
+		removed["installation"] = map[string]any{"id": h.repo.Installation}
+		removed["repositories_removed"] = []any{repo}
+		removed["repositories_added"] = []any{}
+		added := fixture(t, "installation_repositories/added.payload.json")
+		added["installation"] = map[string]any{"id": h.repo.Installation}
+		added["repositories_added"] = []any{map[string]any{"id": repo["id"], "name": repo["name"], "full_name": repo["full_name"]}}
+		added["repositories_removed"] = []any{}
+
+		h.deliver("installation_repositories", newGUID(), added)
+		eventually(t, "the repository added", func() bool {
+			rs, err := h.store.Repositories(ctx)
+			return err == nil && len(rs) == 1 && rs[0].DefaultBranch == "main"
+		})
+		h.deliver("installation_repositories", newGUID(), removed)
+		eventually(t, "the repository removed", func() bool {
+			rs, err := h.store.Repositories(ctx)
+			return err == nil && len(rs) == 0
+		})
+		deleted := fixture(t, "installation/deleted.payload.json")
+		deleted["installation"].(map[string]any)["id"] = h.repo.Installation
+		h.deliver("installation_repositories", newGUID(), added)
+		h.deliver("installation", newGUID(), deleted)
+		eventually(t, "the installation removed", func() bool {
+			rs, err := h.store.Repositories(ctx)
+			st, _ := h.store.DeliveryStats(ctx)
+			return err == nil && len(rs) == 0 && st.Pending == 0 && st.Processing == 0
+		})
+	})
+}
