@@ -49,8 +49,6 @@ type Config struct {
 	// when nil).
 	Transport http.RoundTripper
 	Logger    *slog.Logger
-	// Registerer receives the App's metrics (none when nil).
-	Registerer prometheus.Registerer
 	// Workers process deliveries at once in this process (default 4).
 	Workers int
 	// Lease is how long a worker holds a delivery before another may
@@ -136,7 +134,7 @@ func New(cfg Config) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := newBotMetrics(cfg.Registerer, cfg.Store)
+	m := newBotMetrics(cfg.Store)
 	tr := cfg.Transport
 	if tr == nil {
 		tr = http.DefaultTransport
@@ -167,6 +165,9 @@ func (a *App) Run(ctx context.Context) {
 		<-done
 	}
 }
+
+// Collectors are the App's Prometheus metrics, for the server's /metrics.
+func (a *App) Collectors() []prometheus.Collector { return a.metrics.collectors() }
 
 func (a *App) notify() {
 	select {

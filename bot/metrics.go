@@ -20,9 +20,10 @@ type botMetrics struct {
 	duration   *prometheus.HistogramVec
 	requests   *prometheus.CounterVec
 	rateRemain prometheus.Gauge
+	inbox      *inboxCollector
 }
 
-func newBotMetrics(reg prometheus.Registerer, store registry.DeliveryStore) *botMetrics {
+func newBotMetrics(store registry.DeliveryStore) *botMetrics {
 	m := &botMetrics{
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sip_github_webhooks_total", Help: "Webhook deliveries received, by event and outcome (queued, duplicate, ignored, unauthorized, bad_request, too_large, error).",
@@ -41,11 +42,12 @@ func newBotMetrics(reg prometheus.Registerer, store registry.DeliveryStore) *bot
 			Name: "sip_github_rate_limit_remaining", Help: "X-RateLimit-Remaining of GitHub's latest answer.",
 		}),
 	}
-	if reg == nil {
-		return m
-	}
-	reg.MustRegister(m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, &inboxCollector{store: store})
+	m.inbox = &inboxCollector{store: store}
 	return m
+}
+
+func (m *botMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.inbox}
 }
 
 func (m *botMetrics) webhook(event, outcome string) { m.webhooks.WithLabelValues(event, outcome).Inc() }

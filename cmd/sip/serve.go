@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/judge"
@@ -34,7 +35,15 @@ Also read from the environment: SIP_BASE_URL (the public URL, for claim
 links), SIP_X_OEMBED_URL (X's oEmbed endpoint, for agent claims), and
 SIP_JUDGE_URL, SIP_JUDGE_MODEL, SIP_JUDGE_API_KEY (an OpenAI-compatible
 API that grades certifications and free-response answers; without it,
-judging jobs wait in the database until one is configured).`
+judging jobs wait in the database until one is configured).
+
+The GitHub App runs on the same port (POST /webhooks/github) when
+SIP_GITHUB_APP_ID is set, with SIP_GITHUB_PRIVATE_KEY (the PEM text) or
+SIP_GITHUB_PRIVATE_KEY_FILE, SIP_GITHUB_WEBHOOK_SECRET (required; during a
+rotation SIP_GITHUB_WEBHOOK_SECRET_PREVIOUS is accepted too),
+SIP_GITHUB_REPOSITORY (owner/name: the repository whose default branch the
+registry follows) and SIP_GITHUB_API_URL (GitHub Enterprise Server:
+https://HOST/api/v3). See docs/github-app.md.`
 
 func runServe(ctx context.Context, e env, args []string) int {
 	flags := newFlagSet("serve", "[--addr HOST:PORT] [--db URL] [--evaluations DIR]", serveAbout)
@@ -64,6 +73,12 @@ func runServe(ctx context.Context, e env, args []string) int {
 		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
 		Judge:          judgeFromEnv(e),
 	}
+	app, err := gitHubAppFromEnv(e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
+		return exitConfig
+	}
+	m.GitHub = app
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
 		var invalid *registry.ValidationError
@@ -72,7 +87,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 			return exitData
 		case errors.Is(err, os.ErrNotExist):
 			return exitNoInput
-		case errors.Is(err, errListen):
+		case errors.Is(err, errListen), errors.Is(err, errApp):
 			return exitConfig
 		}
 		return exitForStoreError(err)
@@ -107,7 +122,10 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, nil))
 }
 
-var errListen = errors.New("cannot listen")
+var (
+	errListen = errors.New("cannot listen")
+	errApp    = errors.New("the GitHub App cannot start")
+)
 
 // Main is the whole server program, so tests can run it in-process on a
 // free port with a temporary database.
@@ -118,6 +136,7 @@ type Main struct {
 	BaseURL        string
 	OEmbedURL      string        // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
 	Judge          *judge.Client // grades certifications and free responses; nil: jobs wait
+	GitHub         *bot.Config   // the GitHub App (Store and Logger are set by Run); nil: off
 	Logger         *slog.Logger
 	Stdout         io.Writer
 
@@ -153,8 +172,29 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	srv := api.NewServer(api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, JudgeConfigured: m.Judge != nil,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL})
+	var app *bot.App
+	if m.GitHub != nil {
+		cfg := *m.GitHub
+		cfg.Store, cfg.Logger = st, log.With("component", "github")
+		if app, err = bot.New(cfg); err != nil {
+			return fmt.Errorf("%w: %v", errApp, err)
+		}
+	}
+	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, JudgeConfigured: m.Judge != nil,
+		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL}
+	if app != nil {
+		cfg.Webhook = app.Webhook
+	}
+	srv := api.NewServer(cfg)
+	if app != nil {
+		srv.Registry().MustRegister(app.Collectors()...)
+		appCtx, stopApp := context.WithCancel(context.WithoutCancel(ctx))
+		appDone := make(chan struct{})
+		go func() { defer close(appDone); app.Run(appCtx) }()
+		// Deferred before the HTTP shutdown below returns: webhooks stop
+		// first, then in-flight deliveries finish.
+		defer func() { stopApp(); <-appDone }()
+	}
 	worker := &judge.Worker{Store: st, Judge: m.Judge, Log: log.With("component", "judge")}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})

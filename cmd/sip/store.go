@@ -20,6 +20,7 @@ type store interface {
 	registry.AgentStore
 	registry.EvaluationStore
 	registry.JobStore
+	registry.DeliveryStore
 	Migrate(ctx context.Context) error
 }
 
