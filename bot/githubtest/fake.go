@@ -72,15 +72,15 @@ func (r *Repo) FullName() string { return r.Owner + "/" + r.Name }
 
 // Pull is a pull request of the fake.
 type Pull struct {
-	Number          int
-	Author          string
-	HeadRef         string
-	BaseRef         string
-	State           string // open, closed
-	Merged          bool
-	MergeCommitSHA  string
-	Labels          []string
-	Reviews         []Review
+	Number           int
+	Author           string
+	HeadRef          string
+	BaseRef          string
+	State            string // open, closed
+	Merged           bool
+	MergeCommitSHA   string
+	Labels           []string
+	Reviews          []Review
 	headSHA, baseSHA string
 }
 

@@ -253,9 +253,9 @@ func (f *Fake) pullJSON(rp *Repo, p *Pull) map[string]any {
 		labels = append(labels, map[string]any{"name": l})
 	}
 	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "draft": false,
-		"user":  map[string]any{"login": p.Author, "type": "User"},
-		"head":  map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(rp)},
-		"base":  map[string]any{"ref": p.BaseRef, "sha": rp.git.head(p.BaseRef), "repo": f.repoJSON(rp)},
+		"user":   map[string]any{"login": p.Author, "type": "User"},
+		"head":   map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(rp)},
+		"base":   map[string]any{"ref": p.BaseRef, "sha": rp.git.head(p.BaseRef), "repo": f.repoJSON(rp)},
 		"labels": labels, "merge_commit_sha": p.MergeCommitSHA}
 }
 
