@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
@@ -70,6 +72,7 @@ type harness struct {
 	store bot.Store
 	app   *bot.App
 	srv   *httptest.Server
+	api   *apitest.Client // holds every response to the OpenAPI document
 }
 
 // bundled is the SIPs shipped with sip, as repository files.
@@ -111,6 +114,7 @@ func newHarness(t *testing.T, store bot.Store, opts ...option) *harness {
 	h.app = app
 	h.srv = httptest.NewServer(api.NewServer(api.Config{Store: store, Webhook: app.Webhook}))
 	t.Cleanup(h.srv.Close)
+	h.api = apitest.New(t, h.srv.URL)
 	return h
 }
 
@@ -164,7 +168,9 @@ func (h *harness) deliver(event, guid string, payload any) int {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	h.api.Check(req, resp, raw)
 	return resp.StatusCode
 }
 

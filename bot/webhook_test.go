@@ -62,8 +62,9 @@ func (h *harness) post(r webhookRequest) *http.Response {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	h.api.Check(req, resp, raw)
 	return resp
 }
 
