@@ -68,7 +68,11 @@ func (r *pullReport) summary() string {
 	if len(r.Problems) > 0 {
 		b.WriteString("| File | Line | Rule | Problem |\n|---|---|---|---|\n")
 		for _, p := range r.Problems {
-			fmt.Fprintf(&b, "| `%s` | %d | [`%s`](%s) | %s |\n", p.Path, p.Line, p.Rule, ruleURL(p.Rule), cell(p.Message))
+			line := "–"
+			if p.Line > 0 {
+				line = fmt.Sprint(p.Line)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | [`%s`](%s) | %s |\n", p.Path, line, p.Rule, ruleURL(p.Rule), cell(p.Message))
 		}
 		b.WriteString("\n")
 	}
