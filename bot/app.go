@@ -81,6 +81,7 @@ type App struct {
 	now     func() time.Time
 	wake    chan struct{}
 	metrics *botMetrics
+	docs    docCache
 }
 
 // New checks the configuration and builds the App; it starts nothing.

@@ -33,40 +33,55 @@ const secret = "It's a Secret to Everybody"
 
 // stores runs a test on the embedded SQLite store and on PostgreSQL.
 func stores(t *testing.T, fn func(t *testing.T, open func(t *testing.T) bot.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		fn(t, func(t *testing.T) bot.Store {
-			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "registry.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if err := s.Migrate(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			return s
+	for name, open := range map[string]func(testing.TB) bot.Store{"sqlite": openSQLite, "postgres": openPostgres} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, func(t *testing.T) bot.Store { return open(t) })
 		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		fn(t, func(t *testing.T) bot.Store {
-			s, err := postgres.Open(t.Context(), postgrestest.URL(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			if err := s.Migrate(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		})
-	})
+	}
+}
+
+func openSQLite(t testing.TB) bot.Store {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "registry.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func openPostgres(t testing.TB) bot.Store {
+	s, err := postgres.Open(t.Context(), postgrestest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// benchHarness is a harness on the named store, for benchmarks.
+func benchHarness(b *testing.B, store string) *harness {
+	open := map[string]func(testing.TB) bot.Store{"sqlite": openSQLite, "postgres": openPostgres}[store]
+	return newHarness(b, open(b))
+}
+
+// newServer serves h until the test ends and returns its URL.
+func newServer(t testing.TB, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // harness is the App behind sip's HTTP server, talking to a fake GitHub
 // that holds one repository of SIPs.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	gh    *githubtest.Fake
 	repo  *githubtest.Repo
 	store bot.Store
@@ -76,7 +91,7 @@ type harness struct {
 }
 
 // bundled is the SIPs shipped with sip, as repository files.
-func bundled(t *testing.T) map[string]string {
+func bundled(t testing.TB) map[string]string {
 	files := map[string]string{}
 	err := fs.WalkDir(evaluations.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasPrefix(p, "SIP-") {
@@ -94,7 +109,7 @@ func bundled(t *testing.T) map[string]string {
 
 type option func(*bot.Config)
 
-func newHarness(t *testing.T, store bot.Store, opts ...option) *harness {
+func newHarness(t testing.TB, store bot.Store, opts ...option) *harness {
 	t.Helper()
 	gh := githubtest.New(t)
 	files := bundled(t)
@@ -127,7 +142,7 @@ func (h *harness) run() {
 }
 
 // fixture reads a real webhook payload (octokit/webhooks, MIT).
-func fixture(t *testing.T, name string) map[string]any {
+func fixture(t testing.TB, name string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "github-webhooks", name))
 	if err != nil {
@@ -212,7 +227,7 @@ func (h *harness) pushEvent(branch, before, after string) map[string]any {
 }
 
 // eventually waits for cond, failing the test with what describe says.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {

@@ -43,8 +43,10 @@ type fakeJudge struct {
 	stale       map[string]bool // commit → a SIP file changed since
 }
 
-func (j fakeJudge) IsMaintainer(user string, _ *Policy) (bool, error) { return j.maintainers[user], nil }
-func (j fakeJudge) SIPsChangedSince(c string) (bool, error)        { return j.stale[c], nil }
+func (j fakeJudge) IsMaintainer(user string, _ *Policy) (bool, error) {
+	return j.maintainers[user], nil
+}
+func (j fakeJudge) SIPsChangedSince(c string) (bool, error) { return j.stale[c], nil }
 
 func TestDecide(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

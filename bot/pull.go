@@ -3,11 +3,13 @@ package bot
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-github/v62/github"
 
@@ -57,8 +59,7 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	}
 	baseFiles, headFiles := files[base], files[head]
 	ch := diffFiles(baseFiles, headFiles)
-	headDocs := registry.ParseFiles(headFiles)
-	baseDocs := registry.ParseFiles(baseFiles)
+	baseDocs, headDocs := a.docs.parse(baseFiles), a.docs.parse(headFiles)
 
 	others, claimed, err := a.claimedElsewhere(ctx, gh, t, baseDocs)
 	if err != nil {
@@ -124,6 +125,50 @@ func (a *App) pullClosed(ctx context.Context, t target) error {
 		}
 	}
 	return nil
+}
+
+// docCache keeps parsed SIPs by path and content, so that a check reads
+// again only what changed since the last one (documents are read-only
+// after Parse, so checks share them). It is cleared when full.
+type docCache struct {
+	mu   sync.Mutex
+	docs map[[sha256.Size]byte]*registry.Document
+}
+
+const maxCachedDocs = 50_000
+
+// parse parses files, taking unchanged ones from the cache.
+func (c *docCache) parse(files []registry.File) []*registry.Document {
+	keys := make([][sha256.Size]byte, len(files))
+	out := make([]*registry.Document, len(files))
+	var missing []registry.File
+	var at []int
+	c.mu.Lock()
+	for i, f := range files {
+		h := sha256.New()
+		h.Write([]byte(f.Path))
+		h.Write([]byte{0})
+		h.Write(f.Content)
+		h.Sum(keys[i][:0])
+		if d, ok := c.docs[keys[i]]; ok {
+			out[i] = d
+			continue
+		}
+		missing = append(missing, f)
+		at = append(at, i)
+	}
+	c.mu.Unlock()
+	parsed := registry.ParseFiles(missing)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.docs == nil || len(c.docs)+len(parsed) > maxCachedDocs {
+		c.docs = map[[sha256.Size]byte]*registry.Document{}
+	}
+	for j, d := range parsed {
+		out[at[j]] = d
+		c.docs[keys[at[j]]] = d
+	}
+	return out
 }
 
 // openPull is another open pull request and the SIP numbers it adds.

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/internal/blob"
 )
 
 var _ registry.DeliveryStore = (*Store)(nil)
@@ -24,6 +25,11 @@ func scanDelivery(row pgx.Row) (*registry.Delivery, error) {
 		return nil, err
 	}
 	d.Status = registry.DeliveryStatus(status)
+	payload, err := blob.Decompress(d.Payload)
+	if err != nil {
+		return nil, err
+	}
+	d.Payload = payload
 	d.ReceivedAt, d.NextAttempt = d.ReceivedAt.UTC(), d.NextAttempt.UTC()
 	if lease != nil {
 		d.LeaseUntil = lease.UTC()
@@ -44,7 +50,7 @@ func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ re
 		VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6)
 		ON CONFLICT (id) DO UPDATE SET status = 'pending', attempts = 0, next_attempt_at = $6, lease_until = NULL
 			WHERE x.status = 'dead'
-		RETURNING status, (xmax = 0)`, d.ID, d.Event, d.Action, d.Key, d.Payload, d.ReceivedAt).Scan(&status, &inserted)
+		RETURNING status, (xmax = 0)`, d.ID, d.Event, d.Action, d.Key, blob.Compress(d.Payload), d.ReceivedAt).Scan(&status, &inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The id is known and not dead: leave it as it is.
 		if err := s.pool.QueryRow(ctx, "SELECT status FROM deliveries WHERE id = $1", d.ID).Scan(&status); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/internal/blob"
 )
 
 var _ registry.DeliveryStore = (*Store)(nil)
@@ -21,6 +22,11 @@ func scanDelivery(row scanner) (*registry.Delivery, error) {
 		return nil, err
 	}
 	d.Status = registry.DeliveryStatus(status)
+	payload, err := blob.Decompress(d.Payload)
+	if err != nil {
+		return nil, err
+	}
+	d.Payload = payload
 	for _, t := range []struct {
 		dst *time.Time
 		src string
@@ -38,31 +44,30 @@ func scanDelivery(row scanner) (*registry.Delivery, error) {
 func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ registry.DeliveryStatus, fresh bool, err error) {
 	defer wrap(&err, "EnqueueDelivery %s", d.ID)
 	at := formatTime(d.ReceivedAt)
-	tx, done, err := s.begin(ctx)
-	if err != nil {
-		return "", false, err
-	}
-	defer done()
-	res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event, action, key, payload, status, received_at, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (id) DO NOTHING`, d.ID, d.Event, d.Action, d.Key, d.Payload, at, at)
+	// One statement in the common case (a new delivery), so the
+	// acknowledgement waits for one write.
+	res, err := s.exec(ctx, `INSERT INTO deliveries (id, event, action, key, payload, status, received_at, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (id) DO NOTHING`, d.ID, d.Event, d.Action, d.Key, blob.Compress(d.Payload), at, at)
 	if err != nil {
 		return "", false, err
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		return registry.DeliveryPending, true, tx.Commit()
+		return registry.DeliveryPending, true, nil
+	}
+	// Known: a dead one is queued again, anything else stays as it is.
+	res, err = s.exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL
+		WHERE id = ? AND status = 'dead'`, at, d.ID)
+	if err != nil {
+		return "", false, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return registry.DeliveryPending, true, nil
 	}
 	var status string
-	if err := tx.QueryRowContext(ctx, "SELECT status FROM deliveries WHERE id = ?", d.ID).Scan(&status); err != nil {
+	if err := s.queryRow(ctx, "SELECT status FROM deliveries WHERE id = ?", d.ID).Scan(&status); err != nil {
 		return "", false, err
 	}
-	if registry.DeliveryStatus(status) != registry.DeliveryDead {
-		return registry.DeliveryStatus(status), false, nil
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL
-		WHERE id = ?`, at, d.ID); err != nil {
-		return "", false, err
-	}
-	return registry.DeliveryPending, true, tx.Commit()
+	return registry.DeliveryStatus(status), false, nil
 }
 
 // Delivery returns a delivery.
