@@ -36,6 +36,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./registry/
 	$(GO) test -run '^$$' -bench Sync -benchtime $(BENCHTIME) ./registry/sqlite ./registry/postgres
 	$(GO) test -run '^$$' -bench ListEvaluations -benchtime 1x -count 3 ./api
+	$(GO) test -run '^$$' -bench PoAWFlow -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
+	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
 	$(GO) build -o $(BIN) ./cmd/sip
 	$(GO) run ./registry/siptest/gensips -n 1000 .cache/sips-1k
 	$(GO) run ./registry/siptest/gensips -n 10000 .cache/sips-10k
@@ -54,6 +57,10 @@ fuzz:
 	@for t in FuzzParseVerdict FuzzQuoteData; do \
 		$(GO) test ./registry/judge -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done
+	@for t in FuzzParsePolicy FuzzEnvelope; do \
+		$(GO) test ./bot -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
+	done
+	$(GO) test ./registry/internal/blob -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 
 ## lint: formatting, vet, staticcheck, and the generated files being current
 lint:
