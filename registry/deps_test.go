@@ -18,7 +18,7 @@ func deps(t *testing.T, pkg string) []string {
 
 // TestImportGraph keeps the layers apart: the domain reaches no network,
 // database or GitHub; storage packages do not import each other; the API
-// does not import the bot.
+// and the bot do not import each other or a concrete store.
 func TestImportGraph(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/sipregistry/sip/"
@@ -30,6 +30,7 @@ func TestImportGraph(t *testing.T) {
 			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite", mod + "api", mod + "bot"}},
 		{mod + "registry/sqlite", []string{"github.com/jackc/pgx", mod + "registry/postgres", mod + "api", mod + "bot"}},
 		{mod + "registry/postgres", []string{"modernc.org/sqlite", mod + "registry/sqlite", mod + "api", mod + "bot"}},
+		{mod + "bot", []string{mod + "api", mod + "registry/sqlite", mod + "registry/postgres"}},
 		{mod + "api", []string{mod + "bot", mod + "registry/sqlite", mod + "registry/postgres", "github.com/go-git/go-git"}},
 	} {
 		for _, dep := range deps(t, tt.pkg) {
