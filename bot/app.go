@@ -82,6 +82,10 @@ type App struct {
 	wake    chan struct{}
 	metrics *botMetrics
 	docs    docCache
+	// handleFn and reconcileFn are a.handle and a.Reconcile; tests
+	// replace them to reach the worker's failure paths.
+	handleFn    func(context.Context, *registry.Delivery) error
+	reconcileFn func(context.Context) error
 }
 
 // New checks the configuration and builds the App; it starts nothing.
@@ -144,7 +148,9 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &App{cfg: cfg, store: cfg.Store, gh: gh, log: log, now: cfg.Now, wake: make(chan struct{}, 1), metrics: m}, nil
+	a := &App{cfg: cfg, store: cfg.Store, gh: gh, log: log, now: cfg.Now, wake: make(chan struct{}, 1), metrics: m}
+	a.handleFn, a.reconcileFn = a.handle, a.Reconcile
+	return a, nil
 }
 
 // defaultBackoff waits 5 s, 10 s, 20 s … up to 15 minutes, ±20 %.

@@ -22,7 +22,7 @@ const (
 
 func (a *App) reconcileLoop(ctx context.Context) {
 	for {
-		if err := a.Reconcile(ctx); err != nil && ctx.Err() == nil {
+		if err := a.reconcileFn(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("reconciliation incomplete", "err", err)
 		}
 		select {

@@ -88,7 +88,7 @@ func (a *App) safeHandle(ctx context.Context, d *registry.Delivery) (err error) 
 			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
 		}
 	}()
-	return a.handle(ctx, d)
+	return a.handleFn(ctx, d)
 }
 
 // retryAfter is how long to wait after a failed attempt: what GitHub's

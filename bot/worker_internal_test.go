@@ -1,0 +1,79 @@
+package bot
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/sqlite"
+)
+
+// TestPanicIsRecovered: a panic in the work of a delivery is a failed
+// attempt (with its stack in the error), not a dead process; the next
+// attempt succeeds.
+func TestPanicIsRecovered(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{AppID: 1, PrivateKey: testKey(t), WebhookSecrets: []string{"s"}, Store: st, Workers: 1,
+		Poll: 10 * time.Millisecond, ReconcileEvery: time.Hour, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	a.handleFn = func(ctx context.Context, d *registry.Delivery) error {
+		if calls.Add(1) == 1 {
+			var m map[string]int
+			m["boom"]++ // a nil map: panics
+		}
+		return nil
+	}
+	a.reconcileFn = func(context.Context) error { return nil }
+	if _, _, err := st.EnqueueDelivery(t.Context(), &registry.Delivery{ID: "d1", Event: "push", Payload: []byte(`{}`), ReceivedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d, err := st.Delivery(t.Context(), "d1")
+		if err == nil && d.Status == registry.DeliveryDone {
+			if d.Attempts != 2 {
+				t.Errorf("attempts = %d, want 2", d.Attempts)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done: %+v, %v", d, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var m dto.Metric
+	if err := a.metrics.processed.WithLabelValues("push", "panic").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Errorf("panic counter = %v, %v", m.GetCounter().GetValue(), err)
+	}
+}
+
+func testKey(t *testing.T) []byte {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+}
