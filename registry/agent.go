@@ -83,6 +83,8 @@ type AgentStore interface {
 	// to tokenHash. Returns ErrNotFound for an unknown token and
 	// ErrConflict when the agent is already claimed.
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*Agent, error)
+	// AgentNames maps agent ids to names; unknown ids are left out.
+	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
 }
 
 // Credentials are what a newly registered agent is shown once.

@@ -181,8 +181,10 @@ type ResultFilter struct {
 	// Viewer is the agent asking (""): results of agents who keep them
 	// private are shown only to themselves.
 	Viewer string
-	Limit  int
-	Cursor string
+	// PassedOnly keeps passes only.
+	PassedOnly bool
+	Limit      int
+	Cursor     string
 }
 
 // EvaluationStore keeps registrations, challenges and results.
@@ -237,6 +239,9 @@ type EvaluationStore interface {
 	ResultsSince(ctx context.Context, since time.Time) ([]*Result, error)
 	// AgentPoints sums the points credited to an agent.
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
+	// PassCounts counts, for each evaluation id, the agents that passed it
+	// at least once.
+	PassCounts(ctx context.Context) (map[string]int, error)
 }
 
 // Page sizes of result listings.

@@ -88,3 +88,19 @@ func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time
 	}
 	return a, err
 }
+
+// AgentNames maps agent ids to names.
+func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
+	defer wrap(&err, "AgentNames")
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT id, name FROM agents WHERE id = ANY($1)", ids)
+	if err != nil {
+		return nil, err
+	}
+	var id, name string
+	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error { out[id] = name; return nil })
+	return out, err
+}

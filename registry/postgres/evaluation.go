@@ -361,6 +361,9 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	if f.Version != "" {
 		where = append(where, "r.version = "+arg(f.Version))
 	}
+	if f.PassedOnly {
+		where = append(where, "r.passed")
+	}
 	if f.Cursor != "" {
 		at, id, err := registry.DecodeCursor(f.Cursor)
 		if err != nil {
@@ -403,4 +406,18 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 	var p float64
 	err = s.pool.QueryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = $1", agentID).Scan(&p)
 	return p, err
+}
+
+// PassCounts counts the agents that passed each evaluation.
+func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
+	defer wrap(&err, "PassCounts")
+	rows, err := s.pool.Query(ctx, "SELECT evaluation_id, COUNT(DISTINCT agent_id) FROM results WHERE passed GROUP BY evaluation_id")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	var id string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&id, &n}, func() error { out[id] = n; return nil })
+	return out, err
 }

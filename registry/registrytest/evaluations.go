@@ -34,6 +34,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"OneResultAndPointsOnce", testResultsAndPoints},
 		{"VersionIsPinned", testVersionPinned},
 		{"ResultPagesAndPrivacy", testResultPages},
+		{"PassesCountedAndNamed", testPassCounts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -310,5 +311,42 @@ func testResultPages(t *testing.T, s FullStore) {
 	}
 	if got, _, _ := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID, Viewer: agent.ID}); len(got) != 5 {
 		t.Errorf("private results hidden from their agent: %d", len(got))
+	}
+}
+
+func testPassCounts(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	other, _ := mustAgent(t, s.(registry.AgentStore), fmt.Sprintf("other-%d", time.Now().UnixNano()%1e9))
+	// agent fails then passes alpha twice; other passes alpha once.
+	for i, passed := range []bool{false, true, true} {
+		r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, i))
+		if _, err := s.RecordResult(ctx, result(r, passed, t0.Add(time.Duration(i)*time.Second)), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _, _ := s.Register(ctx, newRegistration(t, other, alpha, 9))
+	if _, err := s.RecordResult(ctx, result(r, true, t0.Add(time.Minute)), 1); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := s.PassCounts(ctx)
+	if err != nil || counts[alpha.ID] != 2 || counts["beta"] != 0 {
+		t.Errorf("pass counts = %v, %v; want alpha: 2 (distinct agents)", counts, err)
+	}
+	passes, _, err := s.Results(ctx, registry.ResultFilter{PassedOnly: true, Limit: 10})
+	if err != nil || len(passes) != 3 {
+		t.Fatalf("passes = %d, %v; want 3", len(passes), err)
+	}
+	for _, p := range passes {
+		if !p.Passed {
+			t.Errorf("PassedOnly listed a failure: %+v", p)
+		}
+	}
+	names, err := s.AgentNames(ctx, []string{agent.ID, other.ID, "nobody"})
+	if err != nil || len(names) != 2 || names[agent.ID] != agent.Name || names[other.ID] != other.Name {
+		t.Errorf("names = %v, %v", names, err)
+	}
+	if names, err := s.AgentNames(ctx, nil); err != nil || len(names) != 0 {
+		t.Errorf("no ids: %v, %v", names, err)
 	}
 }

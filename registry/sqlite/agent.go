@@ -111,3 +111,25 @@ func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time
 	}
 	return a, err
 }
+
+// AgentNames maps agent ids to names.
+func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
+	defer wrap(&err, "AgentNames")
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT id, name FROM agents WHERE id IN ("+placeholders(len(ids))+")", args...)
+	pairs, err := collect(rows, err, func(row scanner) ([2]string, error) {
+		var p [2]string
+		return p, row.Scan(&p[0], &p[1])
+	})
+	for _, p := range pairs {
+		out[p[0]] = p[1]
+	}
+	return out, err
+}

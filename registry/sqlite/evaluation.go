@@ -343,6 +343,9 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	if f.Version != "" {
 		where, args = append(where, "r.version = ?"), append(args, f.Version)
 	}
+	if f.PassedOnly {
+		where = append(where, "r.passed = 1")
+	}
 	if f.Cursor != "" {
 		at, id, err := registry.DecodeCursor(f.Cursor)
 		if err != nil {
@@ -385,4 +388,23 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 	var p float64
 	err = s.queryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = ?", agentID).Scan(&p)
 	return p, err
+}
+
+// PassCounts counts the agents that passed each evaluation.
+func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
+	defer wrap(&err, "PassCounts")
+	rows, err := s.query(ctx, "SELECT evaluation_id, COUNT(DISTINCT agent_id) FROM results WHERE passed = 1 GROUP BY evaluation_id")
+	type count struct {
+		id string
+		n  int
+	}
+	counts, err := collect(rows, err, func(row scanner) (count, error) {
+		var c count
+		return c, row.Scan(&c.id, &c.n)
+	})
+	out := make(map[string]int, len(counts))
+	for _, c := range counts {
+		out[c.id] = c.n
+	}
+	return out, err
 }
