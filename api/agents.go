@@ -22,6 +22,7 @@ type agentStore interface {
 	AgentByClaimToken(ctx context.Context, tokenHash string) (*registry.Agent, error)
 	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
+	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
 }
 
 type agentView struct {
@@ -198,7 +199,7 @@ func (s *Server) profile(c echo.Context) error {
 			return err
 		}
 		if a.ResultsPublic {
-			if badges, err = s.badges(c, a); err != nil {
+			if badges, err = s.badges(c.Request().Context(), a); err != nil {
 				return err
 			}
 		}
@@ -219,8 +220,7 @@ func (s *Server) profile(c echo.Context) error {
 }
 
 // badges are an agent's valid passes, one per evaluation, by SIP number.
-func (s *Server) badges(c echo.Context, a *registry.Agent) ([]badge, error) {
-	ctx := c.Request().Context()
+func (s *Server) badges(ctx context.Context, a *registry.Agent) ([]badge, error) {
 	valid, err := s.validPasses(ctx, a.ID)
 	if err != nil {
 		return nil, err

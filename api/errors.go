@@ -117,6 +117,15 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.LogAttrs(c.Request().Context(), level, "request failed",
 			slog.String("request_id", id), slog.String("route", c.Path()), slog.Int("status", ae.Status), slog.Any("error", err))
 	}
+	if wantsHTML(c) && c.Request().Method != http.MethodHead {
+		if ae.Status == http.StatusServiceUnavailable {
+			c.Response().Header().Set("Retry-After", "5")
+		}
+		if werr := s.errorPage(c, ae); werr != nil {
+			s.log.Warn("writing error page", "request_id", id, "error", werr)
+		}
+		return
+	}
 	body := errorBody{Error: ae.Message, Hint: ae.Hint, RequestID: id,
 		ErrorDetail: errorDetail{Code: ae.Code, Message: ae.Message, Hint: ae.Hint, Field: ae.Field, Missing: ae.Missing}}
 	if ae.Status == http.StatusServiceUnavailable {

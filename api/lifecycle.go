@@ -29,6 +29,7 @@ type evaluationStore interface {
 	Results(ctx context.Context, f registry.ResultFilter) ([]*registry.Result, string, error)
 	Passes(ctx context.Context, agentID string, now time.Time) ([]*registry.Result, error)
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
+	PassCounts(ctx context.Context) (map[string]int, error)
 }
 
 // canRun reports whether this server runs e's handler. Evaluations run by

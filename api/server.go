@@ -41,6 +41,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
 	Version string
+	// CommitURL links a version's commit on the web pages: a URL with
+	// {sha} where the commit goes (no links when empty).
+	CommitURL string
 	// Webhook, when set, receives the GitHub App's webhooks at
 	// WebhookPath; it reads the body itself, under its own cap.
 	Webhook echo.HandlerFunc
@@ -69,6 +72,8 @@ type Server struct {
 	metrics         *metrics
 	echo            *echo.Echo
 	version         string
+	markdown        *markdown
+	commitURL       string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -89,6 +94,7 @@ func NewServer(cfg Config) *Server {
 		s.now = time.Now
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
+	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -135,6 +141,17 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/evaluations/:ref/results", s.listResults)
 		e.GET("/api/v1/results/:id", s.getResult)
 		e.GET("/api/v1/results/:id/trace", s.getTrace)
+	}
+	if s.agents != nil && s.evals != nil {
+		e.GET("/", s.home)
+		e.GET("/evaluations", s.evaluationsTable)
+		e.GET("/evaluations/:ref", s.evaluationDetail)
+		e.GET("/agents/:name", s.agentProfile)
+		e.GET("/results/:id", s.resultDetail)
+		static := staticHandler()
+		for _, p := range []string{"/static/*", "/favicon.ico", "/favicon.svg"} {
+			e.Match([]string{http.MethodGet, http.MethodHead}, p, static)
+		}
 	}
 	s.runnable = map[string]bool{}
 	if s.agents != nil && s.evals != nil {

@@ -1,0 +1,160 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// The web pages: server-rendered html/template, one small stylesheet and
+// no scripts, so the Content-Security-Policy allows none.
+
+//go:embed templates/web/*.html
+var webFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// pageCSP allows the page's own stylesheet and images, nothing that runs.
+const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+var webFuncs = template.FuncMap{
+	"date": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2 Jan 2006")
+	},
+	"datetime": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"short": func(s string) string {
+		if len(s) > 7 {
+			return s[:7]
+		}
+		return s
+	},
+	"points": func(p float64) string {
+		if p == float64(int64(p)) {
+			return fmt.Sprint(int64(p))
+		}
+		return fmt.Sprintf("%.1f", p)
+	},
+	"score": func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%g", *v)
+	},
+	"sipPath": func(e *registry.Entry) string { return fmt.Sprintf("/evaluations/SIP-%d", e.Number) },
+	"typeName": func(t registry.Type) string {
+		return strings.ReplaceAll(string(t), "_", " ")
+	},
+}
+
+// webPages are the page templates, each with the layout.
+var webPages = func() map[string]*template.Template {
+	names, err := fs.Glob(webFS, "templates/web/*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		base := path.Base(n)
+		if base == "layout.html" {
+			continue
+		}
+		out[strings.TrimSuffix(base, ".html")] = template.Must(template.New("layout.html").Funcs(webFuncs).
+			ParseFS(webFS, "templates/web/layout.html", n))
+	}
+	return out
+}()
+
+// pageBase is what the layout needs of every page.
+type pageBase struct {
+	Title   string
+	Nav     string // the active section: home, evaluations
+	Version string
+}
+
+// renderPage writes a page with the headers every page carries.
+func (s *Server) renderPage(c echo.Context, status int, name string, data any) error {
+	var buf bytes.Buffer
+	if err := webPages[name].Execute(&buf, data); err != nil {
+		return fmt.Errorf("rendering %s: %w", name, err)
+	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-cache")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// wantsHTML says whether an error should be a page: a browser asking for
+// anything outside the JSON API.
+func wantsHTML(c echo.Context) bool {
+	p := c.Request().URL.Path
+	if strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/webhooks/") || p == "/metrics" || p == "/healthz" || p == "/readyz" {
+		return false
+	}
+	return strings.Contains(c.Request().Header.Get("Accept"), "text/html")
+}
+
+type errorPage struct {
+	pageBase
+	Status  int
+	Message string
+	Hint    string
+}
+
+// errorPage renders an error for a browser.
+func (s *Server) errorPage(c echo.Context, ae *Error) error {
+	title := http.StatusText(ae.Status)
+	msg := ae.Message
+	if ae.Status == http.StatusNotFound {
+		title, msg = "Page not found", "There is no page at this address."
+	}
+	if ae.Status >= 500 {
+		msg = "Something went wrong on our side."
+	}
+	return s.renderPage(c, ae.Status, "error", errorPage{pageBase: pageBase{Title: title, Version: s.version}, Status: ae.Status, Message: msg, Hint: ae.Hint})
+}
+
+// staticHandler serves the stylesheet and the favicon, cacheable.
+func staticHandler() echo.HandlerFunc {
+	sub, _ := fs.Sub(staticFS, "static")
+	files := http.FileServer(http.FS(sub))
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
+		r := c.Request().Clone(c.Request().Context())
+		r.URL.Path = strings.TrimPrefix(r.URL.Path, "/static")
+		if r.URL.Path == "/favicon.svg" || r.URL.Path == "/favicon.ico" {
+			r.URL.Path = "/favicon.svg"
+		}
+		files.ServeHTTP(c.Response(), r)
+		return nil
+	}
+}
+
+// agentNames names the agents of results.
+func (s *Server) agentNames(ctx context.Context, rs []*registry.Result) (map[string]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range rs {
+		if !seen[r.AgentID] {
+			seen[r.AgentID] = true
+			ids = append(ids, r.AgentID)
+		}
+	}
+	return s.agents.AgentNames(ctx, ids)
+}

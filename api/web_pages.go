@@ -1,0 +1,351 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// evalRow is an evaluation in a listing.
+type evalRow struct {
+	E       *registry.Entry
+	Prereqs []*registry.Entry
+	Passes  int
+}
+
+type moduleGroup struct {
+	Name string
+	Rows []evalRow
+}
+
+// resultRow is a result in a listing, with its agent and evaluation.
+type resultRow struct {
+	R     *registry.Result
+	Agent string
+	E     *registry.Entry
+}
+
+func (s *Server) rows(snap *snapshot, counts map[string]int, keep func(*registry.Entry) bool) []evalRow {
+	var out []evalRow
+	for _, e := range snap.entries {
+		if e.Removed || !keep(e) {
+			continue
+		}
+		row := evalRow{E: e, Passes: counts[e.ID]}
+		for _, p := range e.Prerequisites {
+			if pe := snap.byID[p]; pe != nil {
+				row.Prereqs = append(row.Prereqs, pe)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func (s *Server) resultRows(c echo.Context, snap *snapshot, rs []*registry.Result) ([]resultRow, error) {
+	names, err := s.agentNames(c.Request().Context(), rs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]resultRow, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, resultRow{R: r, Agent: names[r.AgentID], E: snap.byID[r.EvaluationID]})
+	}
+	return out, nil
+}
+
+type homePage struct {
+	pageBase
+	Modules []moduleGroup
+	Recent  []resultRow
+	Active  int
+}
+
+// home serves /: the active evaluations by module, and recent passes.
+func (s *Server) home(c echo.Context) error {
+	ctx := c.Request().Context()
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := s.evals.PassCounts(ctx)
+	if err != nil {
+		return err
+	}
+	page := homePage{pageBase: pageBase{Title: "SIP registry", Nav: "home", Version: s.version}}
+	byModule := map[string][]evalRow{}
+	for _, r := range s.rows(snap, counts, func(e *registry.Entry) bool { return e.Status == registry.StatusActive }) {
+		byModule[r.E.Module] = append(byModule[r.E.Module], r)
+		page.Active++
+	}
+	for name, rows := range byModule {
+		page.Modules = append(page.Modules, moduleGroup{Name: name, Rows: rows})
+	}
+	sort.Slice(page.Modules, func(i, j int) bool { return page.Modules[i].Name < page.Modules[j].Name })
+	recent, _, err := s.evals.Results(ctx, registry.ResultFilter{PassedOnly: true, Limit: 10})
+	if err != nil {
+		return err
+	}
+	if page.Recent, err = s.resultRows(c, snap, recent); err != nil {
+		return err
+	}
+	return s.renderPage(c, http.StatusOK, "home", page)
+}
+
+type evaluationsPage struct {
+	pageBase
+	Modules []string
+	Module  string
+	Rows    []evalRow
+}
+
+// evaluationsTable serves /evaluations: the enroll table, filtered by
+// ?module=.
+func (s *Server) evaluationsTable(c echo.Context) error {
+	ctx := c.Request().Context()
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := s.evals.PassCounts(ctx)
+	if err != nil {
+		return err
+	}
+	module := c.QueryParam("module")
+	page := evaluationsPage{pageBase: pageBase{Title: "Evaluations", Nav: "evaluations", Version: s.version}, Module: module}
+	for _, e := range snap.entries {
+		if !e.Removed && !slices.Contains(page.Modules, e.Module) {
+			page.Modules = append(page.Modules, e.Module)
+		}
+	}
+	slices.Sort(page.Modules)
+	if module != "" && !slices.Contains(page.Modules, module) {
+		return notFound("no module "+quote(module), "Pick a module from the list on /evaluations.")
+	}
+	page.Rows = s.rows(snap, counts, func(e *registry.Entry) bool { return module == "" || e.Module == module })
+	if module != "" {
+		page.Title = "Evaluations in " + module
+	}
+	return s.renderPage(c, http.StatusOK, "evaluations", page)
+}
+
+type versionRow struct {
+	V         registry.Version
+	CommitURL string
+}
+
+type evaluationPage struct {
+	pageBase
+	E          *registry.Entry
+	Body       any // template.HTML, sanitised
+	Chain      []*registry.Entry
+	RequiredBy []*registry.Entry
+	Versions   []versionRow
+	Results    []resultRow
+	Passes     int
+}
+
+// evaluationDetail serves /evaluations/{sip}: the whole SIP, rendered.
+func (s *Server) evaluationDetail(c echo.Context) error {
+	ctx := c.Request().Context()
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return err
+	}
+	e := snap.lookup(c.Param("ref"))
+	if e == nil {
+		return notFound("no evaluation "+quote(c.Param("ref")), "See /evaluations for the list.")
+	}
+	page := evaluationPage{pageBase: pageBase{Title: fmt.Sprintf("SIP-%d: %s", e.Number, e.Name), Nav: "evaluations", Version: s.version},
+		E: e, Body: s.markdown.render(e.ContentSHA256, e.Body), Chain: chain(snap, e)}
+	for _, other := range snap.entries {
+		if !other.Removed && slices.Contains(other.Prerequisites, e.ID) {
+			page.RequiredBy = append(page.RequiredBy, other)
+		}
+	}
+	versions, err := s.store.Versions(ctx, e.ID)
+	if err != nil {
+		return err
+	}
+	for i := len(versions) - 1; i >= 0; i-- { // newest first
+		v := versions[i]
+		row := versionRow{V: v}
+		if v.CommitSHA != "" && s.commitURL != "" {
+			row.CommitURL = strings.ReplaceAll(s.commitURL, "{sha}", v.CommitSHA)
+		}
+		page.Versions = append(page.Versions, row)
+	}
+	counts, err := s.evals.PassCounts(ctx)
+	if err != nil {
+		return err
+	}
+	page.Passes = counts[e.ID]
+	results, _, err := s.evals.Results(ctx, registry.ResultFilter{EvaluationID: e.ID, Limit: 20})
+	if err != nil {
+		return err
+	}
+	if page.Results, err = s.resultRows(c, snap, results); err != nil {
+		return err
+	}
+	return s.renderPage(c, http.StatusOK, "evaluation", page)
+}
+
+// chain is every prerequisite of e, transitively, each after its own
+// prerequisites (the order to take them in).
+func chain(snap *snapshot, e *registry.Entry) []*registry.Entry {
+	var out []*registry.Entry
+	seen := map[string]bool{e.ID: true}
+	var visit func(*registry.Entry)
+	visit = func(x *registry.Entry) {
+		for _, id := range x.Prerequisites {
+			p := snap.byID[id]
+			if p == nil || seen[id] {
+				continue
+			}
+			seen[id] = true
+			visit(p)
+			out = append(out, p)
+		}
+	}
+	visit(e)
+	return out
+}
+
+type agentPage struct {
+	pageBase
+	A       *registry.Agent
+	Points  float64
+	Badges  []badge
+	Results []resultRow
+}
+
+// agentProfile serves /agents/{name}: the profile, badges and points; the
+// results only when the agent keeps them public.
+func (s *Server) agentProfile(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := c.Param("name")
+	if registry.CheckAgentName(name) != nil {
+		return notFound("no agent "+quote(name), "Check the name.")
+	}
+	a, err := s.agents.AgentByName(ctx, name)
+	if errors.Is(err, registry.ErrNotFound) {
+		return notFound("no agent "+quote(name), "Check the name.")
+	}
+	if err != nil {
+		return err
+	}
+	page := agentPage{pageBase: pageBase{Title: a.Name, Version: s.version}, A: a}
+	if page.Points, err = s.evals.AgentPoints(ctx, a.ID); err != nil {
+		return err
+	}
+	if a.ResultsPublic {
+		if page.Badges, err = s.badges(ctx, a); err != nil {
+			return err
+		}
+		snap, err := s.catalog.current(ctx)
+		if err != nil {
+			return err
+		}
+		results, _, err := s.evals.Results(ctx, registry.ResultFilter{AgentID: a.ID, Limit: 50})
+		if err != nil {
+			return err
+		}
+		if page.Results, err = s.resultRows(c, snap, results); err != nil {
+			return err
+		}
+	}
+	return s.renderPage(c, http.StatusOK, "agent", page)
+}
+
+type transcriptTurn struct {
+	ID, Prompt, Response string
+}
+
+type resultPage struct {
+	pageBase
+	R          *registry.Result
+	Agent      *registry.Agent
+	E          *registry.Entry
+	Transcript []transcriptTurn
+	Answers    []transcriptTurn
+}
+
+// resultDetail serves /results/{id}: the result, its execution record and
+// its transcript; results of agents that keep them private are not found.
+func (s *Server) resultDetail(c echo.Context) error {
+	ctx := c.Request().Context()
+	r, err := s.evals.Result(ctx, c.Param("id"))
+	if errors.Is(err, registry.ErrNotFound) {
+		return notFound("no such result", "Check the result id.")
+	}
+	if err != nil {
+		return err
+	}
+	a, err := s.agents.AgentByID(ctx, r.AgentID)
+	if err != nil {
+		return err
+	}
+	if !a.ResultsPublic {
+		return notFound("no such result", "Check the result id.")
+	}
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return err
+	}
+	page := resultPage{pageBase: pageBase{Title: "Result " + r.ID, Version: s.version}, R: r, Agent: a, E: snap.byID[r.EvaluationID]}
+	if page.E != nil {
+		page.Title = fmt.Sprintf("%s · SIP-%d %s", a.Name, page.E.Number, page.E.Name)
+	}
+	if s.jobs != nil {
+		job, err := s.jobs.JobByRegistration(ctx, r.RegistrationID)
+		if err != nil && !errors.Is(err, registry.ErrNotFound) {
+			return err
+		}
+		if job != nil && len(job.Submission) > 0 {
+			page.Transcript, page.Answers = transcript(job.Submission, page.E)
+		}
+	}
+	return s.renderPage(c, http.StatusOK, "result", page)
+}
+
+// transcript reads a judged submission for display, next to the SIP's own
+// prompts and questions.
+func transcript(submission []byte, e *registry.Entry) (turns, answers []transcriptTurn) {
+	var sub struct {
+		Transcript []struct {
+			PromptID string `json:"prompt_id"`
+			Response string `json:"response"`
+		} `json:"transcript"`
+		Answers map[string]string `json:"answers"`
+	}
+	if json.Unmarshal(submission, &sub) != nil {
+		return nil, nil
+	}
+	prompts, questions := map[string]string{}, map[string]string{}
+	if e != nil && e.Config.Certification != nil {
+		for _, p := range e.Config.Certification.Prompts {
+			prompts[p.ID] = p.Description
+		}
+	}
+	if e != nil && e.Config.Benchmark != nil {
+		for _, q := range e.Config.Benchmark.Questions {
+			questions[q.ID] = q.Prompt
+		}
+	}
+	for _, t := range sub.Transcript {
+		turns = append(turns, transcriptTurn{ID: t.PromptID, Prompt: prompts[t.PromptID], Response: t.Response})
+	}
+	for id, a := range sub.Answers {
+		answers = append(answers, transcriptTurn{ID: id, Prompt: questions[id], Response: a})
+	}
+	sort.Slice(answers, func(i, j int) bool { return answers[i].ID < answers[j].ID })
+	return turns, answers
+}

@@ -1,0 +1,216 @@
+package api_test
+
+import (
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/evaluations"
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/registrytest"
+	"github.com/sipregistry/sip/registry/siptest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var webT0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// hostile is a SIP whose body carries the payloads a hostile contributor
+// would try.
+var hostile = siptest.Set(siptest.SIP(30, "hostile-body", "draft"), "Submit a non-empty IDENTITY.md.",
+	"Hello <script>alert('x')</script> <img src=x onerror=\"alert('y')\"> [click me](javascript:alert('z')) "+
+		"<a href=\"javascript:alert(1)\" onclick=\"alert(2)\">raw link</a>\n\n| a |\n|---|\n| <iframe src=\"https://evil.example\"></iframe> |")
+
+// webServer is a server on s holding the bundled SIPs (synced at a fixed
+// time and commit) and two agents: ada, who passed Proof of Agentic Work
+// and failed the identity check, and quiet, who keeps results private.
+func webServer(t *testing.T, s registry.Store) string {
+	t.Helper()
+	ctx := t.Context()
+	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, hostile)
+	if _, err := registry.Sync(ctx, s, registry.Source{Files: files, Commit: "0123456789abcdef0123456789abcdef01234567", Name: "test"}, webT0); err != nil {
+		t.Fatal(err)
+	}
+	full := s.(registrytest.FullStore)
+	agent := func(name string, public bool) *registry.Agent {
+		a, _, err := registry.NewAgent(name, "An agent that takes evaluations.", webT0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.ResultsPublic = public
+		if err := full.CreateAgent(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	record := func(a *registry.Agent, eval, id string, passed bool, at time.Time, points float64) {
+		e, err := s.Entry(ctx, eval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, _, err := full.Register(ctx, &registry.Registration{ID: "reg_" + id, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+			Version: e.Version, Status: registry.RegRegistered, RegisteredAt: at.Add(-time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &registry.Result{ID: "res_" + id, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+			Version: e.Version, ContentSHA256: e.ContentSHA256, Passed: passed, PointsEarned: points, CompletedAt: at,
+			Trace: registry.NewTrace("poaw_handler", at.Add(-3*time.Second), at, passed, false, "hash checked", map[string]string{"hash": "5f2b1c9d0e"})}
+		if !passed {
+			r.PointsEarned = 0
+		}
+		if _, err := full.RecordResult(ctx, r, points); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ada := agent("ada", true)
+	record(ada, "poaw", "ada_poaw", true, webT0.Add(time.Hour), 10)
+	record(ada, "identity-check", "ada_identity", false, webT0.Add(2*time.Hour), 0)
+	quiet := agent("quiet", false)
+	record(quiet, "poaw", "quiet_poaw", true, webT0.Add(3*time.Hour), 10)
+	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(registry.JobStore),
+		Logger: slog.New(slog.DiscardHandler), Version: "test", CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func getPage(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestPagesGolden renders every page from both stores and compares the
+// HTML with golden files (go test ./api -run TestPagesGolden -update).
+func TestPagesGolden(t *testing.T) {
+	pages := []struct{ golden, path string; status int }{
+		{"home", "/", 200},
+		{"evaluations", "/evaluations", 200},
+		{"evaluations-core", "/evaluations?module=core", 200},
+		{"evaluation-poaw", "/evaluations/SIP-2", 200},
+		{"evaluation-hostile", "/evaluations/hostile-body", 200},
+		{"agent-ada", "/agents/ada", 200},
+		{"agent-quiet", "/agents/quiet", 200},
+		{"result-ada-poaw", "/results/res_ada_poaw", 200},
+		{"not-found", "/evaluations/SIP-999", 404},
+		{"not-found-private-result", "/results/res_quiet_poaw", 404},
+		{"not-found-module", "/evaluations?module=nope", 404},
+		{"not-found-route", "/no/such/page", 404},
+	}
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		base := webServer(t, s)
+		for _, p := range pages {
+			resp, body := getPage(t, base+p.path)
+			if resp.StatusCode != p.status {
+				t.Errorf("%s: status %d, want %d", p.path, resp.StatusCode, p.status)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+				t.Errorf("%s: Content-Type %q", p.path, ct)
+			}
+			for h, want := range map[string]string{"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff",
+				"Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY"} {
+				if !strings.Contains(resp.Header.Get(h), want) {
+					t.Errorf("%s: %s = %q", p.path, h, resp.Header.Get(h))
+				}
+			}
+			if strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src") {
+				t.Errorf("%s: the CSP allows scripts", p.path)
+			}
+			golden(t, filepath.Join("testdata", "pages", p.golden+".html"), normalise(body))
+		}
+	})
+}
+
+var agentID = regexp.MustCompile(`agt_[0-9a-z]+`)
+
+func normalise(s string) string { return agentID.ReplaceAllString(s, "agt_ID") }
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./api -run TestPagesGolden -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from its golden file (go test ./api -run TestPagesGolden -update rewrites it)", path)
+	}
+}
+
+// TestHostileSIPIsInert: the SIP page of a body full of payloads has no
+// script, no event handler and no javascript: link left.
+func TestHostileSIPIsInert(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		_, body := getPage(t, webServer(t, s)+"/evaluations/SIP-30")
+		low := strings.ToLower(body)
+		for _, bad := range []string{"<script", "onerror", "onclick", "href=\"javascript", "<iframe"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%q survived in the page", bad)
+			}
+		}
+		if !strings.Contains(body, "click me") {
+			t.Error("the body's text is gone too")
+		}
+	})
+}
+
+// TestErrorsAreJSONForTheAPIAndHTMLForPeople: the same 404 is a page for
+// a browser and the API's JSON error for a program.
+func TestErrorsAreJSONForTheAPIAndHTMLForPeople(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, c *client, s registry.Store) {
+		base := webServer(t, s)
+		for _, p := range []string{"/no/such/page", "/evaluations/SIP-999"} {
+			resp, _ := getPage(t, base+p)
+			if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("%s for a browser: %d %s", p, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			resp, err := http.Get(base + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("%s for a program: %d %s", p, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
+		resp, body := getPage(t, base+"/api/v1/evaluations/nope")
+		if resp.StatusCode != 404 || !strings.HasPrefix(body, "{") {
+			t.Errorf("the API answers a browser in JSON: %d %.40s", resp.StatusCode, body)
+		}
+		for _, p := range []string{"/static/style.css", "/favicon.svg", "/favicon.ico"} {
+			resp, err := http.Get(base + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") == "" {
+				t.Errorf("%s: %d, Cache-Control %q", p, resp.StatusCode, resp.Header.Get("Cache-Control"))
+			}
+		}
+	})
+}
