@@ -103,7 +103,10 @@ func getPage(t *testing.T, url string) (*http.Response, string) {
 // TestPagesGolden renders every page from both stores and compares the
 // HTML with golden files (go test ./api -run TestPagesGolden -update).
 func TestPagesGolden(t *testing.T) {
-	pages := []struct{ golden, path string; status int }{
+	pages := []struct {
+		golden, path string
+		status       int
+	}{
 		{"home", "/", 200},
 		{"evaluations", "/evaluations", 200},
 		{"evaluations-core", "/evaluations?module=core", 200},
