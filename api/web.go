@@ -56,6 +56,24 @@ var webFuncs = template.FuncMap{
 		}
 		return fmt.Sprintf("%g", *v)
 	},
+	// plural writes "1 point", "2 points".
+	"plural": func(n any, word string) string {
+		var v float64
+		switch x := n.(type) {
+		case int:
+			v = float64(x)
+		case float64:
+			v = x
+		}
+		num := fmt.Sprint(n)
+		if v == float64(int64(v)) {
+			num = fmt.Sprint(int64(v))
+		}
+		if v == 1 {
+			return num + " " + word
+		}
+		return num + " " + word + "s"
+	},
 	"sipPath": func(e *registry.Entry) string { return fmt.Sprintf("/evaluations/SIP-%d", e.Number) },
 	"typeName": func(t registry.Type) string {
 		return strings.ReplaceAll(string(t), "_", " ")
