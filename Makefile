@@ -8,7 +8,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
-.PHONY: all build run test test-short bench fuzz lint fmt index docs clean
+.PHONY: all build run test test-short bench fuzz lint fmt index docs screenshots clean
 
 all: lint test build
 
@@ -76,6 +76,10 @@ fmt:
 ## index: regenerate evaluations/README.md from the SIPs
 index:
 	$(GO) run ./cmd/sip index evaluations
+
+## screenshots: every web page, wide and on a phone, into docs/screenshots (needs chromium)
+screenshots:
+	SIP_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test ./cmd/sip -run '^TestBrowser$$' -count=1 -v
 
 ## docs: regenerate docs/rules.md and the golden files from the code
 docs:

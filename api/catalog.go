@@ -39,6 +39,7 @@ type snapshot struct {
 
 	cacheMu sync.Mutex
 	cache   map[string][]byte // encoded list responses by query
+	pages   map[string]renderedPage // web pages by path, at their latest fingerprint
 }
 
 func (c *catalog) current(ctx context.Context) (*snapshot, error) {

@@ -3,12 +3,15 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -107,15 +110,86 @@ type pageBase struct {
 
 // renderPage writes a page with the headers every page carries.
 func (s *Server) renderPage(c echo.Context, status int, name string, data any) error {
+	body, err := executePage(name, data)
+	if err != nil {
+		return err
+	}
+	return writePage(c, status, body, "")
+}
+
+func executePage(name string, data any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := webPages[name].Execute(&buf, data); err != nil {
-		return fmt.Errorf("rendering %s: %w", name, err)
+		return nil, fmt.Errorf("rendering %s: %w", name, err)
 	}
+	return buf.Bytes(), nil
+}
+
+func writePage(c echo.Context, status int, body []byte, etag string) error {
 	h := c.Response().Header()
 	h.Set("Content-Security-Policy", pageCSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-cache")
-	return c.HTMLBlob(status, buf.Bytes())
+	if etag != "" {
+		h.Set("ETag", etag)
+	}
+	return c.HTMLBlob(status, body)
+}
+
+// renderedPage is a page rendered for one state of what it shows.
+type renderedPage struct {
+	fingerprint string
+	body        []byte
+}
+
+// cachedPage serves a page that shows the same to everyone: it is
+// rendered once per state of the registry (the snapshot) and of the data
+// it shows (fingerprint, computed from the same queries that feed it),
+// so it is never stale, and answered 304 when the browser has it.
+func (s *Server) cachedPage(c echo.Context, snap *snapshot, key, fingerprint string, build func() (string, any, error)) error {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%s\x00%s", snap.generation, key, fingerprint, s.version)))
+	etag := `W/"` + hex.EncodeToString(sum[:12]) + `"`
+	if match := c.Request().Header.Get("If-None-Match"); match != "" && match == etag {
+		c.Response().Header().Set("ETag", etag)
+		return c.NoContent(http.StatusNotModified)
+	}
+	snap.cacheMu.Lock()
+	p, ok := snap.pages[key]
+	snap.cacheMu.Unlock()
+	if ok && p.fingerprint == fingerprint {
+		return writePage(c, http.StatusOK, p.body, etag)
+	}
+	name, data, err := build()
+	if err != nil {
+		return err
+	}
+	body, err := executePage(name, data)
+	if err != nil {
+		return err
+	}
+	snap.cacheMu.Lock()
+	if snap.pages == nil {
+		snap.pages = map[string]renderedPage{}
+	}
+	if len(snap.pages) < 256 || ok {
+		snap.pages[key] = renderedPage{fingerprint: fingerprint, body: body}
+	}
+	snap.cacheMu.Unlock()
+	return writePage(c, http.StatusOK, body, etag)
+}
+
+// countsFingerprint identifies pass counts.
+func countsFingerprint(counts map[string]int) string {
+	ids := make([]string, 0, len(counts))
+	for id := range counts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s=%d;", id, counts[id])
+	}
+	return b.String()
 }
 
 // wantsHTML says whether an error should be a page: a browser asking for

@@ -80,24 +80,29 @@ func (s *Server) home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page := homePage{pageBase: pageBase{Title: "SIP registry", Nav: "home", Version: s.version}}
-	byModule := map[string][]evalRow{}
-	for _, r := range s.rows(snap, counts, func(e *registry.Entry) bool { return e.Status == registry.StatusActive }) {
-		byModule[r.E.Module] = append(byModule[r.E.Module], r)
-		page.Active++
-	}
-	for name, rows := range byModule {
-		page.Modules = append(page.Modules, moduleGroup{Name: name, Rows: rows})
-	}
-	sort.Slice(page.Modules, func(i, j int) bool { return page.Modules[i].Name < page.Modules[j].Name })
 	recent, _, err := s.evals.Results(ctx, registry.ResultFilter{PassedOnly: true, Limit: 10})
 	if err != nil {
 		return err
 	}
-	if page.Recent, err = s.resultRows(c, snap, recent); err != nil {
-		return err
+	fp := countsFingerprint(counts)
+	for _, r := range recent {
+		fp += r.ID + ","
 	}
-	return s.renderPage(c, http.StatusOK, "home", page)
+	return s.cachedPage(c, snap, "/", fp, func() (string, any, error) {
+		page := homePage{pageBase: pageBase{Title: "SIP registry", Nav: "home", Version: s.version}}
+		byModule := map[string][]evalRow{}
+		for _, r := range s.rows(snap, counts, func(e *registry.Entry) bool { return e.Status == registry.StatusActive }) {
+			byModule[r.E.Module] = append(byModule[r.E.Module], r)
+			page.Active++
+		}
+		for name, rows := range byModule {
+			page.Modules = append(page.Modules, moduleGroup{Name: name, Rows: rows})
+		}
+		sort.Slice(page.Modules, func(i, j int) bool { return page.Modules[i].Name < page.Modules[j].Name })
+		var err error
+		page.Recent, err = s.resultRows(c, snap, recent)
+		return "home", page, err
+	})
 }
 
 type evaluationsPage struct {
@@ -130,11 +135,13 @@ func (s *Server) evaluationsTable(c echo.Context) error {
 	if module != "" && !slices.Contains(page.Modules, module) {
 		return notFound("no module "+quote(module), "Pick a module from the list on /evaluations.")
 	}
-	page.Rows = s.rows(snap, counts, func(e *registry.Entry) bool { return module == "" || e.Module == module })
-	if module != "" {
-		page.Title = "Evaluations in " + module
-	}
-	return s.renderPage(c, http.StatusOK, "evaluations", page)
+	return s.cachedPage(c, snap, "/evaluations?module="+module, countsFingerprint(counts), func() (string, any, error) {
+		page.Rows = s.rows(snap, counts, func(e *registry.Entry) bool { return module == "" || e.Module == module })
+		if module != "" {
+			page.Title = "Evaluations in " + module
+		}
+		return "evaluations", page, nil
+	})
 }
 
 type versionRow struct {

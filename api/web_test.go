@@ -217,3 +217,54 @@ func TestErrorsAreJSONForTheAPIAndHTMLForPeople(t *testing.T) {
 		}
 	})
 }
+
+// TestCachedPagesAreNeverStale: / and /evaluations are rendered once per
+// state, answer 304 to a browser that has them, and change as soon as a
+// new pass is recorded.
+func TestCachedPagesAreNeverStale(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		base := webServer(t, s)
+		for _, path := range []string{"/", "/evaluations"} {
+			resp, before := getPage(t, base+path)
+			etag := resp.Header.Get("ETag")
+			if etag == "" {
+				t.Fatalf("%s: no ETag", path)
+			}
+			req, _ := http.NewRequest("GET", base+path, nil)
+			req.Header.Set("If-None-Match", etag)
+			resp2, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp2.Body.Close()
+			if resp2.StatusCode != http.StatusNotModified {
+				t.Errorf("%s with its ETag: %d, want 304", path, resp2.StatusCode)
+			}
+			if _, again := getPage(t, base+path); again != before {
+				t.Errorf("%s changed with nothing new", path)
+			}
+		}
+		// A new agent passes Proof of Agentic Work.
+		full := s.(registrytest.FullStore)
+		a, _, _ := registry.NewAgent("newcomer", "", webT0)
+		if err := full.CreateAgent(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+		e, _ := s.Entry(t.Context(), "poaw")
+		reg, _, err := full.Register(t.Context(), &registry.Registration{ID: "reg_new", AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+			Version: e.Version, Status: registry.RegRegistered, RegisteredAt: webT0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := full.RecordResult(t.Context(), &registry.Result{ID: "res_new", RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
+			VersionID: e.Current.ID, Version: e.Version, Passed: true, CompletedAt: webT0.Add(5 * time.Hour)}, 10); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := getPage(t, base+"/"); !strings.Contains(body, "newcomer") {
+			t.Error("the front page does not show the new pass")
+		}
+		if _, body := getPage(t, base+"/evaluations"); !strings.Contains(body, `<td class="num">3</td>`) {
+			t.Error("the enroll table does not count the new pass")
+		}
+	})
+}
