@@ -38,7 +38,7 @@ type snapshot struct {
 	byNumber   map[int]*registry.Entry
 
 	cacheMu sync.Mutex
-	cache   map[string][]byte // encoded list responses by query
+	cache   map[string][]byte       // encoded list responses by query
 	pages   map[string]renderedPage // web pages by path, at their latest fingerprint
 }
 

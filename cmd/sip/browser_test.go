@@ -272,4 +272,3 @@ func screenshots(t *testing.T, ctx context.Context, base, dir string) {
 	}
 	t.Logf("screenshots in %s", dir)
 }
-
