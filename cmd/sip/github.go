@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/sipregistry/sip/bot"
 )
@@ -44,4 +45,22 @@ func gitHubAppFromEnv(e env) (*bot.Config, error) {
 	}
 	return &bot.Config{AppID: appID, PrivateKey: pem, WebhookSecrets: secrets, APIURL: e.getenv("SIP_GITHUB_API_URL"),
 		Repository: e.getenv("SIP_GITHUB_REPOSITORY")}, nil
+}
+
+// commitURL is how the pages link a commit: SIP_COMMIT_URL, else the
+// commit page of SIP_GITHUB_REPOSITORY on GitHub (or on the Enterprise
+// Server that SIP_GITHUB_API_URL names).
+func commitURL(e env) string {
+	if u := e.getenv("SIP_COMMIT_URL"); u != "" {
+		return u
+	}
+	repo := e.getenv("SIP_GITHUB_REPOSITORY")
+	if repo == "" {
+		return ""
+	}
+	host := "https://github.com"
+	if api := strings.TrimSuffix(e.getenv("SIP_GITHUB_API_URL"), "/"); strings.HasSuffix(api, "/api/v3") {
+		host = strings.TrimSuffix(api, "/api/v3")
+	}
+	return host + "/" + repo + "/commit/{sha}"
 }

@@ -158,3 +158,19 @@ func TestServeGitHubAppSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitURL(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"SIP_GITHUB_REPOSITORY": "octo/sips"}, "https://github.com/octo/sips/commit/{sha}"},
+		{map[string]string{"SIP_GITHUB_REPOSITORY": "octo/sips", "SIP_GITHUB_API_URL": "https://ghes.example/api/v3"}, "https://ghes.example/octo/sips/commit/{sha}"},
+		{map[string]string{"SIP_GITHUB_REPOSITORY": "octo/sips", "SIP_COMMIT_URL": "https://git.example/c/{sha}"}, "https://git.example/c/{sha}"},
+	} {
+		if got := commitURL(env{getenv: func(k string) string { return tc.env[k] }}); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

@@ -72,6 +72,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 		BaseURL:        e.getenv("SIP_BASE_URL"),
 		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
 		Judge:          judgeFromEnv(e),
+		CommitURL:      commitURL(e),
 	}
 	app, err := gitHubAppFromEnv(e)
 	if err != nil {
@@ -137,6 +138,7 @@ type Main struct {
 	OEmbedURL      string        // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
 	Judge          *judge.Client // grades certifications and free responses; nil: jobs wait
 	GitHub         *bot.Config   // the GitHub App (Store and Logger are set by Run); nil: off
+	CommitURL      string        // links versions' commits on the pages ({sha}); "" for none
 	Logger         *slog.Logger
 	Stdout         io.Writer
 
@@ -181,7 +183,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, JudgeConfigured: m.Judge != nil,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL}
+		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL}
 	if app != nil {
 		cfg.Webhook = app.Webhook
 	}
