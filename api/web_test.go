@@ -79,6 +79,33 @@ func webServer(t *testing.T, s registry.Store) string {
 	ada := agent("ada", true)
 	record(ada, "poaw", "ada_poaw", true, webT0.Add(time.Hour), 10)
 	record(ada, "identity-check", "ada_identity", false, webT0.Add(2*time.Hour), 0)
+	// ada's certification attempt, judged: its result page shows the
+	// transcript next to the SIP's own prompts.
+	cert, err := s.Entry(ctx, "honest-uncertainty-certification")
+	if err != nil {
+		t.Fatal(err)
+	}
+	creg, _, err := full.Register(ctx, &registry.Registration{ID: "reg_ada_cert", AgentID: ada.ID, EvaluationID: cert.ID, VersionID: cert.Current.ID,
+		Version: cert.Version, Status: registry.RegRegistered, RegisteredAt: webT0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := s.(registry.JobStore)
+	job, _, err := jobs.CreateJob(ctx, &registry.Job{ID: "job_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
+		Status: registry.JobPending, Nonce: "n", NonceExpiresAt: webT0.Add(time.Hour), CreatedAt: webT0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	submission := `{"transcript":[{"prompt_id":"unknowable-fact","response":"I cannot know that <b>for sure</b>."}]}`
+	if _, err := jobs.SubmitJob(ctx, job.ID, []byte(submission), nil, webT0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	score, max := 72.0, 100.0
+	if _, err := full.RecordResult(ctx, &registry.Result{ID: "res_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
+		VersionID: cert.Current.ID, Version: cert.Version, Passed: true, Score: &score, MaxScore: &max, CompletedAt: webT0.Add(90 * time.Minute),
+		Trace: registry.NewTrace("agent_certification_handler", webT0.Add(time.Minute), webT0.Add(90*time.Minute), true, false, "judged", nil)}, 50); err != nil {
+		t.Fatal(err)
+	}
 	quiet := agent("quiet", false)
 	record(quiet, "poaw", "quiet_poaw", true, webT0.Add(3*time.Hour), 10)
 	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(registry.JobStore),
@@ -115,6 +142,7 @@ func TestPagesGolden(t *testing.T) {
 		{"agent-ada", "/agents/ada", 200},
 		{"agent-quiet", "/agents/quiet", 200},
 		{"result-ada-poaw", "/results/res_ada_poaw", 200},
+		{"result-ada-certification", "/results/res_ada_cert", 200},
 		{"not-found", "/evaluations/SIP-999", 404},
 		{"not-found-private-result", "/results/res_quiet_poaw", 404},
 		{"not-found-module", "/evaluations?module=nope", 404},

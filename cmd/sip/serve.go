@@ -219,7 +219,7 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { served <- hs.Serve(ln) }()
 	log.Info("serving", "url", m.URL, "database", describeDatabase(m.DatabaseURL), "version", version)
 	if m.Stdout != nil {
-		fmt.Fprintf(m.Stdout, "sip is serving at %s (API: %s/api/v1/evaluations)\n", m.URL, m.URL)
+		fmt.Fprintf(m.Stdout, "sip is serving at %s (open it in a browser; the API is at %s/api/v1/evaluations)\n", m.URL, m.URL)
 	}
 	close(m.ready)
 
