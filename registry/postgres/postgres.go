@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +25,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/internal/broker"
 )
 
 //go:embed migrations/*.sql
@@ -32,6 +34,12 @@ var migrations embed.FS
 // Store is the registry on PostgreSQL.
 type Store struct {
 	pool *pgxpool.Pool
+	// ctx ends with Close; it stops the LISTEN connection.
+	ctx        context.Context
+	cancel     context.CancelFunc
+	broker     broker.Broker
+	listenOnce sync.Once
+	listenDone chan struct{}
 }
 
 var _ registry.Store = (*Store)(nil)
@@ -57,7 +65,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", translate(err))
 	}
-	return &Store{pool: pool}, nil
+	sctx, cancel := context.WithCancel(context.Background())
+	return &Store{pool: pool, ctx: sctx, cancel: cancel}, nil
 }
 
 // redact keeps passwords out of error text.
@@ -102,6 +111,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Close closes the pool.
 func (s *Store) Close() error {
+	s.cancel()
+	s.listenOnce.Do(func() {}) // no listener starts after Close; orders the read below
+	if s.listenDone != nil {
+		<-s.listenDone
+	}
 	s.pool.Close()
 	return nil
 }

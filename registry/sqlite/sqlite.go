@@ -21,6 +21,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/internal/broker"
 )
 
 //go:embed migrations/*.sql
@@ -35,6 +36,7 @@ type Store struct {
 	syncState *sql.Stmt
 	stmts     sync.Map   // query text → *sql.Stmt
 	wmu       sync.Mutex // one writer at a time in this process
+	broker    broker.Broker
 }
 
 var _ registry.Store = (*Store)(nil)

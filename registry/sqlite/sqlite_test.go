@@ -61,3 +61,7 @@ func TestEvaluationStore(t *testing.T) {
 func TestDeliveryStore(t *testing.T) {
 	registrytest.RunDeliveryStoreTests(t, func(t *testing.T) registry.DeliveryStore { return MustOpen(t) })
 }
+
+func TestSessionStore(t *testing.T) {
+	registrytest.RunSessionStoreTests(t, func(t *testing.T) registrytest.SessionFullStore { return MustOpen(t) })
+}

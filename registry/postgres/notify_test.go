@@ -1,0 +1,65 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/postgres"
+	"github.com/sipregistry/sip/registry/postgres/postgrestest"
+	"github.com/sipregistry/sip/registry/siptest"
+)
+
+// TestMessagesWakeOtherReplicas: a stream on one replica wakes when a
+// message is posted through another (LISTEN/NOTIFY), and only for its own
+// schema's sessions.
+func TestMessagesWakeOtherReplicas(t *testing.T) {
+	url := postgrestest.URL(t)
+	open := func() *postgres.Store {
+		s, err := postgres.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := open(), open()
+	ctx := t.Context()
+	if _, err := registry.Sync(ctx, a, registry.Source{Files: []registry.File{siptest.SIP(1, "live", "active")}, Commit: "c1", Name: "t"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	agent, _, _ := registry.NewAgent("replica-agent", "", time.Now())
+	if err := a.CreateAgent(ctx, agent); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := a.Entry(ctx, "live")
+	reg, _, err := a.Register(ctx, &registry.Registration{ID: "reg_1", AgentID: agent.ID, EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := a.JoinLive(ctx, &registry.Session{ID: "ses_1", EvaluationID: e.ID, MinParticipants: 1, MaxParticipants: 2}, reg, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wake, cancel := b.Subscribe(ctx, sess.ID)
+	defer cancel()
+	// The listener wakes everyone once when it connects; drain that.
+	select {
+	case <-wake:
+	case <-time.After(2 * time.Second):
+	}
+	start := time.Now()
+	if _, err := a.PostMessage(ctx, &registry.SessionMessage{ID: "msg_1", SessionID: sess.ID, SenderID: agent.ID, Role: registry.RoleParticipant,
+		Content: "from replica a", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+		t.Logf("replica b woke %v after the post on replica a", time.Since(start))
+	case <-time.After(5 * time.Second):
+		t.Fatal("replica b was not woken by a message posted on replica a")
+	}
+}

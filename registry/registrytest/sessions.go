@@ -1,0 +1,362 @@
+package registrytest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// SessionFullStore is a store with multi-agent sessions.
+type SessionFullStore interface {
+	FullStore
+	registry.SessionStore
+}
+
+// RunSessionStoreTests runs the multi-agent half of the conformance
+// suite.
+func RunSessionStoreTests(t *testing.T, open func(t *testing.T) SessionFullStore) {
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, SessionFullStore)
+	}{
+		{"OneClaimWins", testOneClaimWins},
+		{"SequencesWithoutGapsOrDuplicates", testSequences},
+		{"ClosedSessionsRefuseMessages", testClosedSessions},
+		{"LiveSeatsFirstComeFirstServed", testLiveSeats},
+		{"GradeOnceByTheProctor", testGradeSession},
+		{"PendingAndSubscribe", testPendingAndSubscribe},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t))
+		})
+	}
+}
+
+// sessionWorld syncs a proctored and a live evaluation and makes n agents.
+func sessionWorld(t *testing.T, s SessionFullStore, n int) (agents []*registry.Agent, proctored, live *registry.Entry) {
+	t.Helper()
+	mustSync(t, s, []registry.File{siptestSIP(1, "proctored-eval"), siptestSIP(2, "live-eval")}, "c1", t0)
+	for i := range n {
+		a, _ := mustAgent(t, s, fmt.Sprintf("s-agent-%d-%d", i, time.Now().UnixNano()%1e9))
+		agents = append(agents, a)
+	}
+	proctored, _ = s.Entry(t.Context(), "proctored-eval")
+	live, _ = s.Entry(t.Context(), "live-eval")
+	return agents, proctored, live
+}
+
+func siptestSIP(n int, id string) registry.File {
+	return registry.File{Path: fmt.Sprintf("evaluations/SIP-%d.md", n), Content: fmt.Appendf(nil, `---
+sip: %d
+id: %s
+name: "Eval %s"
+module: core
+type: simple_pass_fail
+status: active
+author: Ada
+created_at: 2026-01-01
+updated_at: 2026-01-01
+version: "1.0.0"
+points: 5
+executable:
+  handler: identity_check_handler
+---
+
+# Eval %s
+
+Body.
+`, n, id, id, id)}
+}
+
+func startedRegistration(t *testing.T, s SessionFullStore, a *registry.Agent, e *registry.Entry) *registry.Registration {
+	t.Helper()
+	reg, _, err := s.Register(t.Context(), newRegistration(t, a, e, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err = s.MoveRegistration(t.Context(), reg.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func proctoredSession(t *testing.T, s SessionFullStore, proctor, candidate *registry.Agent, reg *registry.Registration) *registry.Session {
+	t.Helper()
+	sess, err := s.ClaimRegistration(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: reg.EvaluationID,
+		RegistrationID: reg.ID, CreatedAt: t0}, proctor.ID, candidate.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+func testOneClaimWins(t *testing.T, s SessionFullStore) {
+	agents, proctored, _ := sessionWorld(t, s, 21)
+	reg := startedRegistration(t, s, agents[0], proctored)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won, lost := 0, 0
+	for _, p := range agents[1:] {
+		wg.Go(func() {
+			_, err := s.ClaimRegistration(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: proctored.ID,
+				RegistrationID: reg.ID, CreatedAt: t0}, p.ID, agents[0].ID)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won++
+			case errors.Is(err, registry.ErrConflict):
+				lost++
+			default:
+				t.Errorf("claim: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if won != 1 || lost != 19 {
+		t.Errorf("%d claims won, %d lost; want 1 and 19", won, lost)
+	}
+	sess, err := s.SessionByRegistration(t.Context(), reg.ID)
+	if err != nil || sess.Kind != registry.SessionProctored || sess.Status != registry.SessionActive || sess.ProctorID == "" {
+		t.Fatalf("session = %+v, %v", sess, err)
+	}
+	ps, err := s.Participants(t.Context(), sess.ID)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("participants = %+v, %v", ps, err)
+	}
+	roles := map[string]string{}
+	for _, p := range ps {
+		roles[p.AgentID] = p.Role
+	}
+	if roles[agents[0].ID] != registry.RoleCandidate || roles[sess.ProctorID] != registry.RoleProctor {
+		t.Errorf("roles = %v", roles)
+	}
+}
+
+func testSequences(t *testing.T, s SessionFullStore) {
+	agents, proctored, _ := sessionWorld(t, s, 2)
+	sess := proctoredSession(t, s, agents[1], agents[0], startedRegistration(t, s, agents[0], proctored))
+	const writers, each = 10, 50
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				_, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
+					SenderID: agents[w%2].ID, Role: registry.RoleCandidate, Content: fmt.Sprintf("w%d m%d", w, i), CreatedAt: t0})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var all []*registry.SessionMessage
+	for since := int64(0); ; {
+		page, err := s.Messages(t.Context(), sess.ID, since, 120)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		since = page[len(page)-1].Sequence
+	}
+	if len(all) != writers*each {
+		t.Fatalf("%d messages, want %d", len(all), writers*each)
+	}
+	for i, m := range all {
+		if m.Sequence != int64(i+1) {
+			t.Fatalf("message %d has sequence %d", i, m.Sequence)
+		}
+	}
+	got, err := s.Session(t.Context(), sess.ID)
+	if err != nil || got.LastSequence != writers*each {
+		t.Errorf("last sequence = %+v, %v", got, err)
+	}
+}
+
+func testClosedSessions(t *testing.T, s SessionFullStore) {
+	agents, _, live := sessionWorld(t, s, 2)
+	tmpl := &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 1, MaxParticipants: 2}
+	sess, err := s.JoinLive(t.Context(), tmpl, startedRegistration(t, s, agents[0], live), time.Hour, t0)
+	if err != nil || sess.Status != registry.SessionActive || !sess.EndsAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("join = %+v, %v", sess, err)
+	}
+	post := func(at time.Time) error {
+		_, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID, SenderID: agents[0].ID,
+			Role: registry.RoleParticipant, Content: "hello", CreatedAt: at})
+		return err
+	}
+	if err := post(t0.Add(59 * time.Minute)); err != nil {
+		t.Errorf("before ends_at: %v", err)
+	}
+	if err := post(t0.Add(61 * time.Minute)); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("after ends_at: %v, want ErrConflict", err)
+	}
+	if _, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: "nope", SenderID: agents[0].ID,
+		Role: registry.RoleParticipant, Content: "x", CreatedAt: t0}); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("unknown session: %v", err)
+	}
+}
+
+func testLiveSeats(t *testing.T, s SessionFullStore) {
+	agents, _, live := sessionWorld(t, s, 6)
+	var wg sync.WaitGroup
+	regs := make([]*registry.Registration, 5)
+	for i := range 5 {
+		regs[i] = startedRegistration(t, s, agents[i], live)
+	}
+	for i := range 5 {
+		wg.Go(func() {
+			tmpl := &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 4, MaxParticipants: 4}
+			if _, err := s.JoinLive(t.Context(), tmpl, regs[i], time.Hour, t0); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	sizes := map[registry.SessionStatus][]int{}
+	seen := map[string]bool{}
+	for _, r := range regs {
+		sess, err := s.SessionByRegistration(t.Context(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !seen[sess.ID] {
+			seen[sess.ID] = true
+			sizes[sess.Status] = append(sizes[sess.Status], sess.Participants)
+		}
+	}
+	if !slices.Equal(sizes[registry.SessionActive], []int{4}) || !slices.Equal(sizes[registry.SessionForming], []int{1}) {
+		t.Fatalf("sessions by status and size = %v; want one active of 4 and one forming of 1", sizes)
+	}
+	// Joining again returns the seat taken; leaving works only while forming.
+	for _, r := range regs {
+		sess, _ := s.SessionByRegistration(t.Context(), r.ID)
+		again, err := s.JoinLive(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 4, MaxParticipants: 4}, r, time.Hour, t0)
+		if err != nil || again.ID != sess.ID {
+			t.Errorf("join again: %v, %v; want %s", again, err, sess.ID)
+		}
+		err = s.LeaveForming(t.Context(), r.ID)
+		if sess.Status == registry.SessionForming && err != nil {
+			t.Errorf("leaving a forming session: %v", err)
+		}
+		if sess.Status == registry.SessionActive && !errors.Is(err, registry.ErrConflict) {
+			t.Errorf("leaving an active session: %v, want ErrConflict", err)
+		}
+	}
+	if err := s.LeaveForming(t.Context(), "reg_never_seated"); err != nil {
+		t.Errorf("leaving without a seat: %v", err)
+	}
+}
+
+func testGradeSession(t *testing.T, s SessionFullStore) {
+	agents, _, live := sessionWorld(t, s, 4)
+	var regs []*registry.Registration
+	var sess *registry.Session
+	for _, a := range agents[:2] {
+		r := startedRegistration(t, s, a, live)
+		regs = append(regs, r)
+		var err error
+		if sess, err = s.JoinLive(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 2, MaxParticipants: 2}, r, time.Hour, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proctor, other := agents[2], agents[3]
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for _, p := range []*registry.Agent{proctor, other, proctor, other} {
+		wg.Go(func() {
+			if _, err := s.ClaimSession(t.Context(), sess.ID, p.ID, t0); err == nil {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			} else if !errors.Is(err, registry.ErrConflict) {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, _ := s.Session(t.Context(), sess.ID)
+	if wins != 1 || got.ProctorID == "" {
+		t.Fatalf("%d claims won; proctor %q", wins, got.ProctorID)
+	}
+	if _, err := s.ClaimSession(t.Context(), "ses_nope", proctor.ID, t0); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("claiming an unknown session: %v", err)
+	}
+	grader := got.ProctorID
+	wrong := proctor.ID
+	if grader == proctor.ID {
+		wrong = other.ID
+	}
+	results := func() []*registry.Result {
+		var out []*registry.Result
+		for _, r := range regs {
+			out = append(out, &registry.Result{ID: registry.NewID("res_"), RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: live.ID,
+				VersionID: r.VersionID, Version: r.Version, ContentSHA256: "x", Passed: true, CompletedAt: t0,
+				Details: map[string]any{"session_id": sess.ID}})
+		}
+		return out
+	}
+	if _, err := s.GradeSession(t.Context(), sess.ID, wrong, results(), 5, t0); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("grading by another agent: %v, want ErrConflict", err)
+	}
+	saved, err := s.GradeSession(t.Context(), sess.ID, grader, results(), 5, t0.Add(time.Minute))
+	if err != nil || len(saved) != 2 || saved[0].PointsEarned != 5 {
+		t.Fatalf("grade = %+v, %v", saved, err)
+	}
+	if _, err := s.GradeSession(t.Context(), sess.ID, grader, results(), 5, t0); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("grading twice: %v, want ErrConflict", err)
+	}
+	ended, _ := s.Session(t.Context(), sess.ID)
+	if ended.Status != registry.SessionEnded || ended.EndedAt.IsZero() {
+		t.Errorf("session after grading: %+v", ended)
+	}
+	for _, r := range regs {
+		reg, _ := s.Registration(t.Context(), r.ID)
+		if reg.Status != registry.RegCompleted {
+			t.Errorf("registration %s is %s", r.ID, reg.Status)
+		}
+	}
+}
+
+func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
+	agents, proctored, _ := sessionWorld(t, s, 3)
+	r0 := startedRegistration(t, s, agents[0], proctored)
+	startedRegistration(t, s, agents[1], proctored)
+	pending, err := s.PendingRegistrations(t.Context(), proctored.ID, agents[0].ID)
+	if err != nil || len(pending) != 1 || pending[0].CandidateID != agents[1].ID || !strings.HasPrefix(pending[0].CandidateName, "s-agent-1") {
+		t.Fatalf("pending for agent 0 = %+v, %v; want only agent 1's", pending, err)
+	}
+	sess := proctoredSession(t, s, agents[2], agents[0], r0)
+	if pending, _ := s.PendingRegistrations(t.Context(), proctored.ID, agents[2].ID); len(pending) != 1 {
+		t.Errorf("a claimed registration is still pending: %+v", pending)
+	}
+	wake, cancel := s.Subscribe(t.Context(), sess.ID)
+	defer cancel()
+	time.Sleep(100 * time.Millisecond) // let a listener connect where there is one
+	if _, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID, SenderID: agents[0].ID,
+		Role: registry.RoleCandidate, Content: "hi", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up after a message")
+	}
+	sessions, roles, err := s.AgentSessions(t.Context(), agents[0].ID)
+	if err != nil || len(sessions) != 1 || sessions[0].ID != sess.ID || roles[0] != registry.RoleCandidate {
+		t.Errorf("agent sessions = %+v %v, %v", sessions, roles, err)
+	}
+}

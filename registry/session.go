@@ -1,0 +1,152 @@
+package registry
+
+import (
+	"context"
+	"time"
+)
+
+// SessionKind says which kind of multi-agent evaluation a session runs
+// (seed 001: one base model, two specialisations).
+type SessionKind string
+
+// Session kinds.
+const (
+	SessionProctored SessionKind = "proctored"
+	SessionLive      SessionKind = "live_class_work"
+)
+
+// SessionStatus is where a session stands: forming (live class work,
+// waiting for min_participants), active (messages flow), ended.
+type SessionStatus string
+
+// Session statuses.
+const (
+	SessionForming SessionStatus = "forming"
+	SessionActive  SessionStatus = "active"
+	SessionEnded   SessionStatus = "ended"
+)
+
+// Participant roles.
+const (
+	RoleProctor     = "proctor"
+	RoleCandidate   = "candidate"
+	RoleParticipant = "participant"
+)
+
+// MaxMessageSize caps one message's content.
+const MaxMessageSize = 16 << 10
+
+// Session is one run of a multi-agent evaluation: a hosted channel shared
+// by its participants, kept as the transcript after it ends.
+type Session struct {
+	ID           string
+	EvaluationID string
+	Kind         SessionKind
+	Status       SessionStatus
+	// RegistrationID is the candidate's registration (proctored only).
+	RegistrationID string
+	// ProctorID is the agent who claimed the session to grade it.
+	ProctorID       string
+	MinParticipants int
+	MaxParticipants int
+	// Participants counts the graded participants (not the proctor).
+	Participants int
+	LastSequence int64
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	// EndsAt bounds a live session (zero: no bound).
+	EndsAt  time.Time
+	EndedAt time.Time
+}
+
+// Open reports whether messages may be posted at now.
+func (s *Session) Open(now time.Time) bool {
+	return s.Status == SessionActive && (s.EndsAt.IsZero() || now.Before(s.EndsAt))
+}
+
+// Participant is an agent in a session, with its role.
+type Participant struct {
+	SessionID      string
+	AgentID        string
+	Name           string // filled when listing
+	Role           string
+	RegistrationID string // the graded participant's registration
+	JoinedAt       time.Time
+}
+
+// SessionMessage is one message of a session's channel.
+type SessionMessage struct {
+	ID        string
+	SessionID string
+	Sequence  int64
+	SenderID  string
+	Role      string
+	Content   string
+	CreatedAt time.Time
+}
+
+// PendingRegistration is a proctored registration waiting for a proctor.
+type PendingRegistration struct {
+	RegistrationID string
+	CandidateID    string
+	CandidateName  string
+	WaitingSince   time.Time
+}
+
+// SessionStore keeps multi-agent sessions, their participants and their
+// messages. Implementations serialise what must be serial in SQL: one
+// claim per registration or session, message sequences without gaps or
+// duplicates, seats of live sessions.
+type SessionStore interface {
+	// ClaimRegistration opens the proctored session of a registration
+	// with its proctor and candidate. Returns ErrConflict when the
+	// registration has a session already.
+	ClaimRegistration(ctx context.Context, s *Session, proctorID, candidateID string) (*Session, error)
+	// ClaimSession makes proctorID the grader of a live session and a
+	// participant with role proctor. Returns ErrConflict when another
+	// proctor claimed it, ErrNotFound for an unknown session.
+	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*Session, error)
+	// JoinLive seats the registration in the evaluation's oldest live
+	// session with a free seat that has not ended, first come first
+	// served, or opens a new one (template gives its evaluation, bounds
+	// and duration); a session becomes active with ends_at when it
+	// reaches its minimum. A registration already seated gets its
+	// session back.
+	JoinLive(ctx context.Context, template *Session, reg *Registration, duration time.Duration, at time.Time) (*Session, error)
+	// LeaveForming takes a registration out of a forming session (when
+	// it is cancelled). Returns ErrConflict when its session has started.
+	LeaveForming(ctx context.Context, registrationID string) error
+	// Session returns a session. Returns ErrNotFound.
+	Session(ctx context.Context, id string) (*Session, error)
+	// SessionByRegistration returns the session a registration takes
+	// part in. Returns ErrNotFound.
+	SessionByRegistration(ctx context.Context, registrationID string) (*Session, error)
+	// Participants lists a session's participants with their names.
+	Participants(ctx context.Context, sessionID string) ([]Participant, error)
+	// AgentSessions lists the sessions an agent takes part in, newest
+	// first, with its role in each.
+	AgentSessions(ctx context.Context, agentID string) ([]*Session, []string, error)
+	// PendingRegistrations lists proctored registrations of an evaluation
+	// that are started and have no session, oldest first, except those of
+	// agent exclude.
+	PendingRegistrations(ctx context.Context, evaluationID, exclude string) ([]PendingRegistration, error)
+	// UngradedSessions lists live sessions of an evaluation that started
+	// and have no proctor, oldest first, except those exclude sits in.
+	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*Session, error)
+	// PostMessage appends a message, numbering it after the session's
+	// last one, if the session is open at m.CreatedAt. Returns
+	// ErrConflict when it is not.
+	PostMessage(ctx context.Context, m *SessionMessage) (*SessionMessage, error)
+	// Messages lists a session's messages after sequence since, in order,
+	// at most limit.
+	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*SessionMessage, error)
+	// GradeSession ends a session its proctor grades and records the
+	// results (one per graded participant) in one transaction, crediting
+	// points as RecordResult does. Returns ErrConflict when proctorID did
+	// not claim it or it was graded already.
+	GradeSession(ctx context.Context, sessionID, proctorID string, results []*Result, points float64, at time.Time) ([]*Result, error)
+	// Subscribe returns a channel that receives a value whenever a
+	// message may have been posted to the session, from this process or
+	// (on PostgreSQL) any replica; call cancel to stop.
+	Subscribe(ctx context.Context, sessionID string) (<-chan struct{}, func())
+}
