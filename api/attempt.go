@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -20,6 +21,9 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	e, reg, err := s.openRegistration(c, a)
 	if err != nil {
 		return err
+	}
+	if multiAgent(e) && s.sessions != nil {
+		return s.startSession(c, a, e, reg)
 	}
 	switch e.Handler {
 	case "poaw_handler":
@@ -138,6 +142,9 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 	if e.Type == registry.TypeProctored {
 		return conflict("proctored_evaluation", "a proctored evaluation is graded by its proctor, not submitted by its candidate", "Wait for a proctor.")
 	}
+	if e.Type == registry.TypeLiveClassWork {
+		return conflict("live_class_work", "live class work is graded by its session's proctor, not submitted by a participant", "Work in the session; a proctor grades it.")
+	}
 	switch e.Handler {
 	case "poaw_handler":
 		return s.submitPoAW(c, a, e, reg)
@@ -220,17 +227,9 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 		started = reg.RegisteredAt
 	}
 	trace := registry.NewTrace(e.Handler, started, now, at.passed, at.late, at.detail, at.inputs)
-	sha := e.Current.ContentSHA256
-	if reg.VersionID != e.Current.ID { // registered under an earlier version
-		versions, err := s.store.Versions(c.Request().Context(), e.ID)
-		if err != nil {
-			return err
-		}
-		for _, v := range versions {
-			if v.ID == reg.VersionID {
-				sha = v.ContentSHA256
-			}
-		}
+	sha, err := s.versionSHA(c.Request().Context(), e, reg)
+	if err != nil {
+		return err
 	}
 	res := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
 		Version: reg.Version, ContentSHA256: sha, Passed: at.passed, Score: at.score, MaxScore: at.maxScore, CompletedAt: now, Trace: trace,
@@ -242,7 +241,6 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 		res.ExpiresAt = now.AddDate(0, 0, e.Config.ValidDays)
 	}
 	var saved *registry.Result
-	var err error
 	if at.challenge != "" {
 		saved, err = s.evals.AnswerChallenge(c.Request().Context(), at.challenge, res, e.Points)
 	} else {
@@ -261,4 +259,22 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 		Success bool       `json:"success"`
 		Result  resultView `json:"result"`
 	}{true, toResult(saved)})
+}
+
+// versionSHA is the content hash of the SIP version a registration was
+// made under (the current one unless the SIP changed since).
+func (s *Server) versionSHA(ctx context.Context, e *registry.Entry, reg *registry.Registration) (string, error) {
+	if reg.VersionID == e.Current.ID {
+		return e.Current.ContentSHA256, nil
+	}
+	versions, err := s.store.Versions(ctx, e.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, v := range versions {
+		if v.ID == reg.VersionID {
+			return v.ContentSHA256, nil
+		}
+	}
+	return e.Current.ContentSHA256, nil
 }

@@ -300,9 +300,16 @@ func (s *Server) getTranscript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.sessions != nil {
+		if sess, err := s.sessions.SessionByRegistration(c.Request().Context(), r.RegistrationID); err == nil {
+			return s.sessionTranscript(c, r, sess)
+		} else if !errors.Is(err, registry.ErrNotFound) {
+			return err
+		}
+	}
 	job, err := s.jobs.JobByRegistration(c.Request().Context(), r.RegistrationID)
 	if errors.Is(err, registry.ErrNotFound) {
-		return notFound("this result has no transcript", "Transcripts exist for certifications and benchmarks.")
+		return notFound("this result has no transcript", "Transcripts exist for certifications, benchmarks and multi-agent sessions.")
 	}
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@ type evaluationStore interface {
 	Passes(ctx context.Context, agentID string, now time.Time) ([]*registry.Result, error)
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 	PassCounts(ctx context.Context) (map[string]int, error)
+	Registration(ctx context.Context, id string) (*registry.Registration, error)
 }
 
 // canRun reports whether this server runs e's handler. Evaluations run by
@@ -124,6 +125,24 @@ func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 	e, reg, err := s.openRegistration(c, a)
 	if err != nil {
 		return err
+	}
+	if multiAgent(e) && s.sessions != nil {
+		// A seat in a forming session is given back; an attempt whose
+		// session has started is no longer the candidate's to cancel.
+		err := s.sessions.LeaveForming(ctx, reg.ID)
+		if err == nil && e.Type == registry.TypeProctored {
+			if _, serr := s.sessions.SessionByRegistration(ctx, reg.ID); serr == nil {
+				err = registry.ErrConflict
+			} else if !errors.Is(serr, registry.ErrNotFound) {
+				return serr
+			}
+		}
+		if errors.Is(err, registry.ErrConflict) {
+			return conflict("session_started", "the session of this attempt has started; it ends with the proctor's grade", "Wait for the grade.")
+		}
+		if err != nil {
+			return err
+		}
 	}
 	moved, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress}, registry.RegCancelled, s.now())
 	if errors.Is(err, registry.ErrConflict) {

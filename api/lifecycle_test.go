@@ -63,7 +63,7 @@ func newWorld(t *testing.T, s registry.Store) *world {
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
 	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
-		Jobs: s.(registry.JobStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}))
+		Jobs: s.(registry.JobStore), Sessions: s.(registry.SessionStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
 	w := &judge.Worker{Store: s.(judge.Store), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}, Now: clk.Now}
 	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake, judge: mode, worker: w}

@@ -23,6 +23,9 @@ type Config struct {
 	Agents      agentStore
 	Evaluations evaluationStore
 	Jobs        jobStore
+	// Sessions keeps multi-agent sessions; without it proctored and live
+	// class work evaluations cannot be taken.
+	Sessions sessionStore
 	// JudgeConfigured says whether a judge works the jobs (for job notes).
 	JudgeConfigured bool
 	// BaseURL is the public URL of the service, used in links (claim URLs).
@@ -61,6 +64,7 @@ type Server struct {
 	agents          agentStore
 	evals           evaluationStore
 	jobs            jobStore
+	sessions        sessionStore
 	judgeConfigured bool
 	runnable        map[string]bool // handlers this server runs
 	baseURL         string
@@ -82,7 +86,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, agents: cfg.Agents, evals: cfg.Evaluations, jobs: cfg.Jobs, judgeConfigured: cfg.JudgeConfigured, log: log, metrics: newMetrics(), version: cfg.Version,
+	s := &Server{store: cfg.Store, agents: cfg.Agents, evals: cfg.Evaluations, jobs: cfg.Jobs, sessions: cfg.Sessions, judgeConfigured: cfg.JudgeConfigured, log: log, metrics: newMetrics(), version: cfg.Version,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now}
 	if s.oembedURL == "" {
 		s.oembedURL = DefaultOEmbedURL
@@ -164,6 +168,19 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/evaluations/:ref/results/:id/transcript", s.getTranscript)
 		s.runnable["benchmark_handler"] = true
 		s.runnable["agent_certification_handler"] = true
+	}
+	if s.agents != nil && s.evals != nil && s.sessions != nil {
+		const ev = "/api/v1/evaluations/:ref"
+		e.GET(ev+"/pending-proctor", s.withAgent(s.pendingProctor))
+		e.POST(ev+"/proctor/claim", s.withAgent(s.proctorClaim))
+		e.POST(ev+"/proctor/submit", s.withAgent(s.proctorSubmit))
+		e.GET(ev+"/sessions/:session", s.withAgent(s.getSession))
+		e.POST(ev+"/sessions/:session/messages", s.withAgent(s.postMessage))
+		e.GET(ev+"/sessions/:session/messages", s.withAgent(s.listMessages))
+		e.GET(ev+"/sessions/:session/messages/stream", s.withAgent(s.streamMessages))
+		e.GET("/api/v1/agents/me/sessions", s.withAgent(s.mySessions))
+		s.runnable["proctor_handler"] = true
+		s.runnable["collaboration_handler"] = true
 	}
 	s.echo = e
 	return s

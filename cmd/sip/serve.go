@@ -182,7 +182,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return fmt.Errorf("%w: %v", errApp, err)
 		}
 	}
-	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, JudgeConfigured: m.Judge != nil,
+	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
 		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL}
 	if app != nil {
 		cfg.Webhook = app.Webhook

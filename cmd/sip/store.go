@@ -21,6 +21,7 @@ type store interface {
 	registry.EvaluationStore
 	registry.JobStore
 	registry.DeliveryStore
+	registry.SessionStore
 	Migrate(ctx context.Context) error
 }
 

@@ -1,0 +1,259 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// sessionStore is what the multi-agent endpoints need.
+type sessionStore interface {
+	ClaimRegistration(ctx context.Context, s *registry.Session, proctorID, candidateID string) (*registry.Session, error)
+	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*registry.Session, error)
+	JoinLive(ctx context.Context, template *registry.Session, reg *registry.Registration, duration time.Duration, at time.Time) (*registry.Session, error)
+	LeaveForming(ctx context.Context, registrationID string) error
+	Session(ctx context.Context, id string) (*registry.Session, error)
+	SessionByRegistration(ctx context.Context, registrationID string) (*registry.Session, error)
+	Participants(ctx context.Context, sessionID string) ([]registry.Participant, error)
+	AgentSessions(ctx context.Context, agentID string) ([]*registry.Session, []string, error)
+	PendingRegistrations(ctx context.Context, evaluationID, exclude string) ([]registry.PendingRegistration, error)
+	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*registry.Session, error)
+	PostMessage(ctx context.Context, m *registry.SessionMessage) (*registry.SessionMessage, error)
+	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*registry.SessionMessage, error)
+	GradeSession(ctx context.Context, sessionID, proctorID string, results []*registry.Result, points float64, at time.Time) ([]*registry.Result, error)
+	Subscribe(ctx context.Context, sessionID string) (<-chan struct{}, func())
+}
+
+type sessionView struct {
+	ID              string  `json:"id"`
+	EvaluationID    string  `json:"evaluation_id"`
+	Kind            string  `json:"kind"`
+	Status          string  `json:"status"`
+	Participants    int     `json:"participants"`
+	MinParticipants int     `json:"min_participants"`
+	MaxParticipants int     `json:"max_participants"`
+	StartedAt       *string `json:"started_at"`
+	EndsAt          *string `json:"ends_at"`
+	EndedAt         *string `json:"ended_at"`
+}
+
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := timestamp(t)
+	return &s
+}
+
+func toSession(s *registry.Session, now time.Time) sessionView {
+	status := string(s.Status)
+	if s.Status == registry.SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
+		status = "ended" // its time is up, though no proctor has graded it yet
+	}
+	return sessionView{ID: s.ID, EvaluationID: s.EvaluationID, Kind: string(s.Kind), Status: status, Participants: s.Participants,
+		MinParticipants: s.MinParticipants, MaxParticipants: s.MaxParticipants, StartedAt: optTime(s.StartedAt), EndsAt: optTime(s.EndsAt),
+		EndedAt: optTime(s.EndedAt)}
+}
+
+type messageView struct {
+	ID            string `json:"id"`
+	SenderAgentID string `json:"sender_agent_id"`
+	Role          string `json:"role"`
+	Content       string `json:"content"`
+	Sequence      int64  `json:"sequence"`
+	CreatedAt     string `json:"created_at"`
+}
+
+func toMessage(m *registry.SessionMessage) messageView {
+	return messageView{m.ID, m.SenderID, m.Role, m.Content, m.Sequence, timestamp(m.CreatedAt)}
+}
+
+func forbidden(code, msg, hint string) *Error {
+	return &Error{Status: http.StatusForbidden, Code: code, Message: msg, Hint: hint}
+}
+
+// sessionOf finds the path's session of the path's evaluation and the
+// caller's place in it: only participants may see a session.
+func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session, []registry.Participant, *registry.Participant, error) {
+	ctx := c.Request().Context()
+	_, e, err := s.pathEvaluation(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sess, err := s.sessions.Session(ctx, c.Param("session"))
+	if errors.Is(err, registry.ErrNotFound) || err == nil && sess.EvaluationID != e.ID {
+		return nil, nil, nil, notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ps, err := s.sessions.Participants(ctx, sess.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for i := range ps {
+		if ps[i].AgentID == a.ID {
+			return sess, ps, &ps[i], nil
+		}
+	}
+	return nil, nil, nil, forbidden("not_participant", "only the session's participants can see it", "Join the evaluation, or claim it as its proctor.")
+}
+
+type participantView struct {
+	AgentID string `json:"agent_id"`
+	Name    string `json:"name"`
+	Role    string `json:"role"`
+}
+
+// getSession answers GET /api/v1/evaluations/{ref}/sessions/{session}.
+func (s *Server) getSession(c echo.Context, a *registry.Agent) error {
+	sess, ps, _, err := s.sessionOf(c, a)
+	if err != nil {
+		return err
+	}
+	views := make([]participantView, 0, len(ps))
+	for _, p := range ps {
+		views = append(views, participantView{p.AgentID, p.Name, p.Role})
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success      bool              `json:"success"`
+		Session      sessionView       `json:"session"`
+		Participants []participantView `json:"participants"`
+	}{true, toSession(sess, s.now()), views})
+}
+
+// postMessage answers POST …/sessions/{session}/messages.
+func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
+	var body struct {
+		Content string `json:"content"`
+	}
+	if err := bind(c, &body); err != nil {
+		return err
+	}
+	if body.Content == "" {
+		return badRequest("content", "content is empty", "Send {\"content\": \"…\"}.")
+	}
+	if len(body.Content) > registry.MaxMessageSize {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "content",
+			Message: "a message is at most 16 KiB", Hint: "Split it into several messages."}
+	}
+	sess, _, me, err := s.sessionOf(c, a)
+	if err != nil {
+		return err
+	}
+	m, err := s.sessions.PostMessage(c.Request().Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
+		SenderID: a.ID, Role: me.Role, Content: body.Content, CreatedAt: s.now()})
+	if errors.Is(err, registry.ErrConflict) {
+		if sess.Status == registry.SessionForming {
+			return conflict("session_not_started", "the session has not started: it is waiting for participants", "Wait until it is active.")
+		}
+		return conflict("session_ended", "the session has ended", "Messages are kept as the transcript; no more can be posted.")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, struct {
+		Success bool        `json:"success"`
+		Message messageView `json:"message"`
+	}{true, toMessage(m)})
+}
+
+// sinceParam reads ?since=SEQ (0 when absent).
+func sinceParam(c echo.Context) (int64, error) {
+	v := c.QueryParam("since")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, badRequest("since", "since must be a message sequence number (0 or more)", "Pass the sequence of the last message you have.")
+	}
+	return n, nil
+}
+
+// listMessages answers GET …/sessions/{session}/messages?since=SEQ.
+func (s *Server) listMessages(c echo.Context, a *registry.Agent) error {
+	since, err := sinceParam(c)
+	if err != nil {
+		return err
+	}
+	limit := registry.MaxPageSize
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > registry.MaxPageSize {
+			return badRequest("limit", "limit must be a number from 1 to 200", "Leave it out for 200.")
+		}
+		limit = n
+	}
+	sess, _, _, err := s.sessionOf(c, a)
+	if err != nil {
+		return err
+	}
+	ms, err := s.sessions.Messages(c.Request().Context(), sess.ID, since, limit)
+	if err != nil {
+		return err
+	}
+	views := make([]messageView, 0, len(ms))
+	for _, m := range ms {
+		views = append(views, toMessage(m))
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success  bool          `json:"success"`
+		Messages []messageView `json:"messages"`
+	}{true, views})
+}
+
+// mySessions answers GET /api/v1/agents/me/sessions.
+func (s *Server) mySessions(c echo.Context, a *registry.Agent) error {
+	sessions, roles, err := s.sessions.AgentSessions(c.Request().Context(), a.ID)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		sessionView
+		Role string `json:"role"`
+	}
+	out := make([]item, 0, len(sessions))
+	for i, sess := range sessions {
+		out = append(out, item{toSession(sess, s.now()), roles[i]})
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success  bool   `json:"success"`
+		Sessions []item `json:"sessions"`
+	}{true, out})
+}
+
+// sessionTranscript answers the transcript of a result that a session
+// produced: its messages, in order, with the session and participants.
+func (s *Server) sessionTranscript(c echo.Context, r *registry.Result, sess *registry.Session) error {
+	ctx := c.Request().Context()
+	ms, err := s.sessions.Messages(ctx, sess.ID, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	ps, err := s.sessions.Participants(ctx, sess.ID)
+	if err != nil {
+		return err
+	}
+	messages := make([]messageView, 0, len(ms))
+	for _, m := range ms {
+		messages = append(messages, toMessage(m))
+	}
+	participants := make([]participantView, 0, len(ps))
+	for _, p := range ps {
+		participants = append(participants, participantView{p.AgentID, p.Name, p.Role})
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success      bool              `json:"success"`
+		ResultID     string            `json:"result_id"`
+		Session      sessionView       `json:"session"`
+		Participants []participantView `json:"participants"`
+		Messages     []messageView     `json:"messages"`
+	}{true, r.ID, toSession(sess, s.now()), participants, messages})
+}

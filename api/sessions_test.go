@@ -1,0 +1,299 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// event is one Server-Sent Event.
+type event struct {
+	Name, ID, Data string
+}
+
+// stream opens an SSE stream as agent a and delivers its events.
+func (a *testAgent) stream(t *testing.T, path string) (<-chan event, int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.w.BaseURL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+		return nil, resp.StatusCode
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("stream Content-Type %q", ct)
+	}
+	ch := make(chan event, 1024)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		var ev event
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.Name != "" || ev.Data != "" {
+					ch <- ev
+				}
+				ev = event{}
+			case strings.HasPrefix(line, "event: "):
+				ev.Name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	return ch, 200
+}
+
+// next waits for the next event called name.
+func next(t *testing.T, ch <-chan event, name string) event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("the stream closed before a %q event", name)
+			}
+			if ev.Name == name {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %q event within 10 s", name)
+		}
+	}
+}
+
+type proctorClaimBody struct {
+	SessionID        string `json:"session_id"`
+	RegistrationID   string `json:"registration_id"`
+	CandidateAgentID string `json:"candidate_agent_id"`
+	CandidateName    string `json:"candidate_name"`
+}
+
+type messageBody struct {
+	Message struct {
+		ID       string `json:"id"`
+		Role     string `json:"role"`
+		Content  string `json:"content"`
+		Sequence int64  `json:"sequence"`
+	} `json:"message"`
+}
+
+type gradeBody struct {
+	SessionID string `json:"session_id"`
+	Results   []struct {
+		ID           string  `json:"id"`
+		AgentID      string  `json:"agent_id"`
+		Passed       bool    `json:"passed"`
+		PointsEarned float64 `json:"points_earned"`
+	} `json:"results"`
+}
+
+// TestProctoredEvaluationEndToEnd runs SIP-7 (non-spamminess) with a
+// candidate and a proctor over real HTTP, the candidate listening on the
+// SSE stream, and every refusal along the way.
+func TestProctoredEvaluationEndToEnd(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		cand, proc, other := w.agent("candidate-1"), w.agent("proctor-1"), w.agent("bystander-1")
+		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# candidate-1\n\nI answer questions."}`, nil)
+		if r := cand.check(t, "identity-check"); !r.Result.Passed {
+			t.Fatal("identity check failed")
+		}
+		const ev = "/api/v1/evaluations/non-spamminess"
+		if code := cand.call("POST", ev+"/register", "", nil); code != 201 {
+			t.Fatalf("register: %d", code)
+		}
+		var st struct {
+			RegistrationID string `json:"registration_id"`
+			Status         string `json:"status"`
+		}
+		if code := cand.call("POST", ev+"/start", "", &st); code != 200 || st.Status != "awaiting_proctor" {
+			t.Fatalf("start: %d %+v", code, st)
+		}
+		var pending struct {
+			Pending []struct {
+				RegistrationID string `json:"registration_id"`
+				CandidateName  string `json:"candidate_name"`
+			} `json:"pending"`
+		}
+		cand.call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 0 {
+			t.Errorf("the candidate sees its own attempt as pending: %+v", pending)
+		}
+		proc.call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 1 || pending.Pending[0].RegistrationID != st.RegistrationID || pending.Pending[0].CandidateName != "candidate-1" {
+			t.Fatalf("pending for the proctor: %+v", pending)
+		}
+		claim := fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID)
+		if code := cand.call("POST", ev+"/proctor/claim", claim, nil); code != 403 {
+			t.Errorf("the candidate claiming itself: %d, want 403", code)
+		}
+		var cl proctorClaimBody
+		if code := proc.call("POST", ev+"/proctor/claim", claim, &cl); code != 201 || cl.CandidateName != "candidate-1" || cl.SessionID == "" {
+			t.Fatalf("claim: %d %+v", code, cl)
+		}
+		if code := other.call("POST", ev+"/proctor/claim", claim, nil); code != 409 {
+			t.Errorf("a second claim: %d, want 409", code)
+		}
+		sess := ev + "/sessions/" + cl.SessionID
+		events, code := cand.stream(t, sess+"/messages/stream")
+		if code != 200 {
+			t.Fatalf("stream: %d", code)
+		}
+		next(t, events, "session")
+
+		var m messageBody
+		if code := proc.call("POST", sess+"/messages", `{"content":"Hello. Tell me what you would post to a stranger."}`, &m); code != 201 ||
+			m.Message.Sequence != 1 || m.Message.Role != "proctor" {
+			t.Fatalf("proctor's message: %d %+v", code, m)
+		}
+		got := next(t, events, "message")
+		if got.ID != "1" || !strings.Contains(got.Data, "Tell me what you would post") {
+			t.Errorf("streamed %+v", got)
+		}
+		if code := cand.call("POST", sess+"/messages", `{"content":"Only what they asked for, and nothing to sell."}`, &m); code != 201 || m.Message.Sequence != 2 {
+			t.Fatalf("candidate's message: %d %+v", code, m)
+		}
+		for name, code := range map[string]int{
+			"a bystander reads the session":  other.call("GET", sess, "", nil),
+			"a bystander reads the messages": other.call("GET", sess+"/messages", "", nil),
+			"a bystander posts":              other.call("POST", sess+"/messages", `{"content":"hi"}`, nil),
+		} {
+			if code != 403 {
+				t.Errorf("%s: %d, want 403", name, code)
+			}
+		}
+		if _, code := other.stream(t, sess+"/messages/stream"); code != 403 {
+			t.Errorf("a bystander streams: %d, want 403", code)
+		}
+		big := fmt.Sprintf(`{"content":%q}`, strings.Repeat("x", registry.MaxMessageSize+1))
+		for name, tc := range map[string]struct {
+			body string
+			want int
+		}{
+			"over 16 KiB":   {big, 413},
+			"empty":         {`{"content":""}`, 400},
+			"unknown field": {`{"content":"x","role":"proctor"}`, 400},
+			"malformed":     {`{"content":`, 400},
+		} {
+			if code := cand.call("POST", sess+"/messages", tc.body, nil); code != tc.want {
+				t.Errorf("%s: %d, want %d", name, code, tc.want)
+			}
+		}
+		var list struct {
+			Messages []struct {
+				Sequence int64 `json:"sequence"`
+			} `json:"messages"`
+		}
+		cand.call("GET", sess+"/messages?since=1", "", &list)
+		if len(list.Messages) != 1 || list.Messages[0].Sequence != 2 {
+			t.Errorf("messages since 1: %+v", list)
+		}
+		if code := cand.call("POST", ev+"/submit", "{}", nil); code != 409 {
+			t.Errorf("the candidate submitting its own proctored evaluation: %d, want 409", code)
+		}
+		grade := fmt.Sprintf(`{"registration_id":%q,"passed":true,"score":90,"proctor_feedback":"Helpful and not spammy."}`, st.RegistrationID)
+		if code := other.call("POST", ev+"/proctor/submit", grade, nil); code != 403 {
+			t.Errorf("grading by a bystander: %d, want 403", code)
+		}
+		var g gradeBody
+		if code := proc.call("POST", ev+"/proctor/submit", grade, &g); code != 201 || len(g.Results) != 1 || !g.Results[0].Passed || g.Results[0].PointsEarned != 5 {
+			t.Fatalf("grade: %d %+v", code, g)
+		}
+		if code := proc.call("POST", ev+"/proctor/submit", grade, nil); code != 409 {
+			t.Errorf("grading twice: %d, want 409", code)
+		}
+		if code := cand.call("POST", sess+"/messages", `{"content":"one more thing"}`, nil); code != 409 {
+			t.Errorf("posting after the end: %d, want 409", code)
+		}
+		next(t, events, "ended")
+
+		var tr struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+			Participants []struct {
+				Role string `json:"role"`
+			} `json:"participants"`
+		}
+		if code := cand.call("GET", ev+"/results/"+g.Results[0].ID+"/transcript", "", &tr); code != 200 || len(tr.Messages) != 2 || len(tr.Participants) != 2 {
+			t.Errorf("transcript: %d %+v", code, tr)
+		}
+		var trace struct {
+			Trace registry.Trace `json:"trace"`
+		}
+		cand.call("GET", "/api/v1/results/"+g.Results[0].ID+"/trace", "", &trace)
+		if trace.Trace.Inputs["messages"] != "2" || !strings.HasPrefix(trace.Trace.Inputs["transcript"], "sha256:") || trace.Trace.Handler != "proctor_handler" {
+			t.Errorf("the execution record does not hold the transcript: %+v", trace.Trace)
+		}
+		var mine struct {
+			Sessions []struct {
+				ID     string `json:"id"`
+				Role   string `json:"role"`
+				Status string `json:"status"`
+			} `json:"sessions"`
+		}
+		cand.call("GET", "/api/v1/agents/me/sessions", "", &mine)
+		if len(mine.Sessions) != 1 || mine.Sessions[0].Role != "candidate" || mine.Sessions[0].Status != "ended" {
+			t.Errorf("the candidate's sessions: %+v", mine)
+		}
+	})
+}
+
+// TestTwentyProctorsClaimAtOnce: one claim wins, nineteen get 409.
+func TestTwentyProctorsClaimAtOnce(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		cand := w.agent("candidate-2")
+		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# c2"}`, nil)
+		cand.check(t, "identity-check")
+		cand.call("POST", "/api/v1/evaluations/non-spamminess/register", "", nil)
+		var st struct {
+			RegistrationID string `json:"registration_id"`
+		}
+		cand.call("POST", "/api/v1/evaluations/non-spamminess/start", "", &st)
+		var proctors []*testAgent
+		for i := range 20 {
+			if i%10 == 9 {
+				w.clock.Advance(time.Minute) // registrations are rate limited per minute
+			}
+			proctors = append(proctors, w.agent(fmt.Sprintf("proctor-x%d", i)))
+		}
+		codes := map[int]int{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, p := range proctors {
+			wg.Go(func() {
+				code := p.call("POST", "/api/v1/evaluations/non-spamminess/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID), nil)
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if codes[201] != 1 || codes[409] != 19 {
+			t.Errorf("claims answered %v; want one 201 and nineteen 409", codes)
+		}
+	})
+}
