@@ -357,7 +357,7 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/SIP-1/register", 404, "not_found"},
 			{"/api/v1/evaluations/poaw/start", 409, "not_registered"},
 			{"/api/v1/evaluations/poaw/submit", 409, "not_registered"},
-			{"/api/v1/evaluations/non-spamminess/register", 409, "conflict"},
+			{"/api/v1/evaluations/non-spamminess/register", 403, "prerequisites_not_met"},
 			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "prerequisites_not_met"},
 		} {
 			var e errorResponse
