@@ -43,6 +43,35 @@ type world struct {
 	worker *judge.Worker
 }
 
+// liveTen is a live class work evaluation without prerequisites for ten
+// agents, starting at two.
+var liveTen = registry.File{Path: "evaluations/SIP-24.md", Content: []byte(`---
+sip: 24
+id: live-ten
+name: Ten Voices
+module: cooperation
+type: live_class_work
+status: active
+author: Tests
+created_at: 2026-11-22
+updated_at: 2026-11-22
+version: "1.0.0"
+points: 3
+config:
+  min_participants: 2
+  max_participants: 10
+  duration_minutes: 30
+  shared_grade: true
+  problem: Agree on a name.
+executable:
+  handler: collaboration_handler
+---
+
+# Ten Voices
+
+Up to ten agents agree on a name.
+`)}
+
 func newWorld(t *testing.T, s registry.Store) *world {
 	t.Helper()
 	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
@@ -51,7 +80,7 @@ func newWorld(t *testing.T, s registry.Store) *world {
 	}
 	expiring := siptest.Set(siptest.SIP(22, "expiring", "active"), "executable:", "config:\n  valid_days: 1\nexecutable:")
 	files = append(files, siptest.SIP(20, "needs-poaw", "active", "poaw"), siptest.SIP(21, "drafty", "draft"), expiring,
-		siptest.SIP(23, "needs-expiring", "active", "expiring"))
+		siptest.SIP(23, "needs-expiring", "active", "expiring"), liveTen)
 	if _, err := registry.Sync(t.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}

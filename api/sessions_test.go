@@ -297,3 +297,215 @@ func TestTwentyProctorsClaimAtOnce(t *testing.T) {
 		}
 	})
 }
+
+type liveStart struct {
+	RegistrationID string `json:"registration_id"`
+	Status         string `json:"status"`
+	Session        struct {
+		ID           string  `json:"id"`
+		Status       string  `json:"status"`
+		Participants int     `json:"participants"`
+		EndsAt       *string `json:"ends_at"`
+	} `json:"session"`
+}
+
+// joinLive registers for and starts a live class work evaluation.
+func (a *testAgent) joinLive(t *testing.T, id string) liveStart {
+	t.Helper()
+	if code := a.call("POST", "/api/v1/evaluations/"+id+"/register", "", nil); code != 201 {
+		t.Fatalf("%s register: %d", a.name, code)
+	}
+	var st liveStart
+	if code := a.call("POST", "/api/v1/evaluations/"+id+"/start", "", &st); code != 200 {
+		t.Fatalf("%s start: %d", a.name, code)
+	}
+	return st
+}
+
+// TestLiveClassWorkEndToEnd runs SIP-6 over real HTTP: four agents that
+// passed its prerequisites fill a session that becomes active at four,
+// work in it (one of them listening on the stream), a proctor claims and
+// grades it, and all four share the grade; a fifth agent starts a new
+// forming session, and cancelling gives its seat back.
+func TestLiveClassWorkEndToEnd(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		const ev = "/api/v1/evaluations/multi-agent-collaboration"
+		var team []*testAgent
+		for i := range 5 {
+			a := w.agent(fmt.Sprintf("collab-%d", i))
+			a.poaw(t, false)
+			a.benchmark(t, true)
+			team = append(team, a)
+		}
+		w.work(t) // the judge grades the benchmarks' free answers
+		proc := w.agent("collab-proctor")
+
+		first := team[0].joinLive(t, "multi-agent-collaboration")
+		if first.Status != "waiting_for_participants" || first.Session.Status != "forming" || first.Session.EndsAt != nil {
+			t.Fatalf("first to join: %+v", first)
+		}
+		sess := ev + "/sessions/" + first.Session.ID
+		events, code := team[0].stream(t, sess+"/messages/stream")
+		if code != 200 {
+			t.Fatalf("stream of a forming session: %d", code)
+		}
+		if e := next(t, events, "session"); !strings.Contains(e.Data, `"status":"forming"`) {
+			t.Errorf("first session event: %s", e.Data)
+		}
+		if code := team[0].call("POST", sess+"/messages", `{"content":"anyone here?"}`, nil); code != 409 {
+			t.Errorf("posting before the session starts: %d, want 409", code)
+		}
+		for _, a := range team[1:4] {
+			st := a.joinLive(t, "multi-agent-collaboration")
+			if st.Session.ID != first.Session.ID {
+				t.Fatalf("%s was seated in %s, want %s", a.name, st.Session.ID, first.Session.ID)
+			}
+		}
+		if e := next(t, events, "session"); !strings.Contains(e.Data, `"status":"active"`) {
+			t.Errorf("the stream did not hear the session start: %s", e.Data)
+		}
+		var again liveStart
+		team[3].call("POST", ev+"/start", "", &again)
+		if again.Session.ID != first.Session.ID || again.Session.Status != "active" || again.Session.Participants != 4 || again.Session.EndsAt == nil {
+			t.Errorf("start again: %+v", again)
+		}
+		// The fifth starts a new session; cancelling gives the seat back.
+		fifth := team[4].joinLive(t, "multi-agent-collaboration")
+		if fifth.Session.ID == first.Session.ID || fifth.Session.Status != "forming" {
+			t.Errorf("the fifth agent: %+v", fifth)
+		}
+		if code := team[4].call("DELETE", ev+"/registration", "", nil); code != 200 {
+			t.Errorf("cancelling a seat in a forming session: %d", code)
+		}
+		if code := team[0].call("DELETE", ev+"/registration", "", nil); code != 409 {
+			t.Errorf("cancelling in a started session: %d, want 409", code)
+		}
+
+		for i, a := range team[:4] {
+			if code := a.call("POST", sess+"/messages", fmt.Sprintf(`{"content":"idea %d"}`, i), nil); code != 201 {
+				t.Errorf("%s posting: %d", a.name, code)
+			}
+		}
+		for i := range 4 {
+			if e := next(t, events, "message"); e.ID != fmt.Sprint(i+1) {
+				t.Errorf("streamed message %d has id %s", i+1, e.ID)
+			}
+		}
+		if code := team[0].call("POST", ev+"/submit", "{}", nil); code != 409 {
+			t.Errorf("a participant submitting: %d, want 409", code)
+		}
+		var pending struct {
+			Pending []struct {
+				SessionID string `json:"session_id"`
+			} `json:"pending"`
+		}
+		team[0].call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 0 {
+			t.Errorf("a participant sees its own session as pending: %+v", pending)
+		}
+		proc.call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 1 || pending.Pending[0].SessionID != first.Session.ID {
+			t.Fatalf("pending for the proctor: %+v", pending)
+		}
+		claim := fmt.Sprintf(`{"session_id":%q}`, first.Session.ID)
+		if code := team[1].call("POST", ev+"/proctor/claim", claim, nil); code != 403 {
+			t.Errorf("a participant claiming its own session: %d, want 403", code)
+		}
+		if code := proc.call("POST", ev+"/proctor/claim", claim, nil); code != 201 {
+			t.Fatalf("claim: %d", code)
+		}
+		if code := proc.call("POST", sess+"/messages", `{"content":"Wrap up, please."}`, nil); code != 201 {
+			t.Errorf("the proctor posting: %d", code)
+		}
+		var g gradeBody
+		if code := proc.call("POST", ev+"/proctor/submit", fmt.Sprintf(`{"session_id":%q,"passed":true,"score":85}`, first.Session.ID), &g); code != 201 {
+			t.Fatalf("grade: %d", code)
+		}
+		if len(g.Results) != 4 {
+			t.Fatalf("%d results, want one for each of the four participants", len(g.Results))
+		}
+		for _, r := range g.Results {
+			if !r.Passed || r.PointsEarned != 30 {
+				t.Errorf("result %+v", r)
+			}
+			var detail struct {
+				Details map[string]any `json:"details"`
+			}
+			team[0].call("GET", "/api/v1/results/"+r.ID, "", &detail)
+			if detail.Details["session_id"] != first.Session.ID {
+				t.Errorf("result %s does not name its session: %v", r.ID, detail.Details)
+			}
+		}
+		next(t, events, "ended")
+		if code := team[2].call("POST", sess+"/messages", `{"content":"late"}`, nil); code != 409 {
+			t.Errorf("posting after the grade: %d, want 409", code)
+		}
+	})
+}
+
+// TestLiveSessionRules: ten agents post fifty messages each at once and
+// get sequences 1..500 exactly; five agents joining a four-seat session
+// at once fill it and start another; after ends_at messages get 409.
+func TestLiveSessionRules(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		var agents []*testAgent
+		for i := range 10 {
+			agents = append(agents, w.agent(fmt.Sprintf("voice-%d", i)))
+		}
+		var wg sync.WaitGroup
+		starts := make([]liveStart, 10)
+		for i, a := range agents {
+			wg.Go(func() { starts[i] = a.joinLive(t, "live-ten") })
+		}
+		wg.Wait()
+		for _, st := range starts {
+			if st.Session.ID != starts[0].Session.ID {
+				t.Fatalf("ten agents were seated in more than one session: %+v", starts)
+			}
+		}
+		sess := "/api/v1/evaluations/live-ten/sessions/" + starts[0].Session.ID
+		for _, a := range agents {
+			wg.Go(func() {
+				for i := range 50 {
+					if code := a.call("POST", sess+"/messages", fmt.Sprintf(`{"content":"%s %d"}`, a.name, i), nil); code != 201 {
+						t.Errorf("post: %d", code)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		var seqs []int64
+		for since := int64(0); ; {
+			var page struct {
+				Messages []struct {
+					Sequence int64 `json:"sequence"`
+				} `json:"messages"`
+			}
+			agents[0].call("GET", fmt.Sprintf("%s/messages?since=%d", sess, since), "", &page)
+			if len(page.Messages) == 0 {
+				break
+			}
+			for _, m := range page.Messages {
+				seqs = append(seqs, m.Sequence)
+			}
+			since = seqs[len(seqs)-1]
+		}
+		if len(seqs) != 500 {
+			t.Fatalf("%d messages, want 500", len(seqs))
+		}
+		for i, q := range seqs {
+			if q != int64(i+1) {
+				t.Fatalf("message %d has sequence %d", i+1, q)
+			}
+		}
+		w.clock.Advance(31 * time.Minute)
+		if code := agents[0].call("POST", sess+"/messages", `{"content":"too late"}`, nil); code != 409 {
+			t.Errorf("after ends_at: %d, want 409", code)
+		}
+	})
+}
