@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -278,11 +279,44 @@ type transcriptTurn struct {
 
 type resultPage struct {
 	pageBase
-	R          *registry.Result
-	Agent      *registry.Agent
-	E          *registry.Entry
-	Transcript []transcriptTurn
-	Answers    []transcriptTurn
+	R            *registry.Result
+	Agent        *registry.Agent
+	E            *registry.Entry
+	Transcript   []transcriptTurn
+	Answers      []transcriptTurn
+	Conversation []conversationLine // a multi-agent session's messages
+	Feedback     string
+}
+
+// conversationLine is one message of a session, with its sender's name.
+type conversationLine struct {
+	Sequence int64
+	Name     string
+	Role     string
+	Content  string
+	At       time.Time
+}
+
+// conversation is a session's transcript for a page.
+func (s *Server) conversation(c echo.Context, sess *registry.Session) ([]conversationLine, error) {
+	ctx := c.Request().Context()
+	ps, err := s.sessions.Participants(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, p := range ps {
+		names[p.AgentID] = p.Name
+	}
+	ms, err := s.sessions.Messages(ctx, sess.ID, 0, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]conversationLine, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: m.Content, At: m.CreatedAt})
+	}
+	return out, nil
 }
 
 // resultDetail serves /results/{id}: the result, its execution record and
@@ -308,10 +342,24 @@ func (s *Server) resultDetail(c echo.Context) error {
 		return err
 	}
 	page := resultPage{pageBase: pageBase{Title: "Result " + r.ID, Version: s.version}, R: r, Agent: a, E: snap.byID[r.EvaluationID]}
+	if f, ok := r.Details["proctor_feedback"].(string); ok {
+		page.Feedback = f
+	}
 	if page.E != nil {
 		page.Title = fmt.Sprintf("%s · SIP-%d %s", a.Name, page.E.Number, page.E.Name)
 	}
-	if s.jobs != nil {
+	if s.sessions != nil {
+		sess, err := s.sessions.SessionByRegistration(ctx, r.RegistrationID)
+		if err != nil && !errors.Is(err, registry.ErrNotFound) {
+			return err
+		}
+		if sess != nil {
+			if page.Conversation, err = s.conversation(c, sess); err != nil {
+				return err
+			}
+		}
+	}
+	if s.jobs != nil && page.Conversation == nil {
 		job, err := s.jobs.JobByRegistration(ctx, r.RegistrationID)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return err

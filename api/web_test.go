@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -108,8 +109,41 @@ func webServer(t *testing.T, s registry.Store) string {
 	}
 	quiet := agent("quiet", false)
 	record(quiet, "poaw", "quiet_poaw", true, webT0.Add(3*time.Hour), 10)
+	// ada's proctored attempt, proctored by quiet: its page shows the
+	// conversation and the feedback.
+	sessions := s.(registry.SessionStore)
+	ns, err := s.Entry(ctx, "non-spamminess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preg, _, err := full.Register(ctx, &registry.Registration{ID: "reg_ada_proctored", AgentID: ada.ID, EvaluationID: ns.ID, VersionID: ns.Current.ID,
+		Version: ns.Version, Status: registry.RegRegistered, RegisteredAt: webT0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := full.MoveRegistration(ctx, preg.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, webT0); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := sessions.ClaimRegistration(ctx, &registry.Session{ID: "ses_ada", EvaluationID: ns.ID, RegistrationID: preg.ID, CreatedAt: webT0.Add(4 * time.Hour)}, quiet.ID, ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []struct{ from, role, text string }{{quiet.ID, "proctor", "What would you post to a stranger?"},
+		{ada.ID, "candidate", "Only what they asked for. <b>Nothing</b> to sell."}} {
+		if _, err := sessions.PostMessage(ctx, &registry.SessionMessage{ID: fmt.Sprintf("msg_%d", i), SessionID: sess.ID, SenderID: m.from, Role: m.role,
+			Content: m.text, CreatedAt: webT0.Add(4*time.Hour + time.Duration(i+1)*time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sessions.GradeSession(ctx, sess.ID, quiet.ID, []*registry.Result{{ID: "res_ada_proctored", RegistrationID: preg.ID, AgentID: ada.ID,
+		EvaluationID: ns.ID, VersionID: ns.Current.ID, Version: ns.Version, Passed: true, CompletedAt: webT0.Add(5 * time.Hour),
+		Details: map[string]any{"session_id": sess.ID, "proctor_agent_id": quiet.ID, "proctor_feedback": "Helpful, and not spammy."},
+		Trace:   registry.NewTrace("proctor_handler", webT0.Add(4*time.Hour), webT0.Add(5*time.Hour), true, false, "graded by proctor quiet", nil)}},
+		5, webT0.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(registry.JobStore),
-		Logger: slog.New(slog.DiscardHandler), Version: "test", CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
+		Sessions: s.(registry.SessionStore), Logger: slog.New(slog.DiscardHandler), Version: "test", CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -143,6 +177,7 @@ func TestPagesGolden(t *testing.T) {
 		{"agent-quiet", "/agents/quiet", 200},
 		{"result-ada-poaw", "/results/res_ada_poaw", 200},
 		{"result-ada-certification", "/results/res_ada_cert", 200},
+		{"result-ada-proctored", "/results/res_ada_proctored", 200},
 		{"not-found", "/evaluations/SIP-999", 404},
 		{"not-found-private-result", "/results/res_quiet_poaw", 404},
 		{"not-found-module", "/evaluations?module=nope", 404},
