@@ -21,6 +21,7 @@ type sessionStore interface {
 	Session(ctx context.Context, id string) (*registry.Session, error)
 	SessionByRegistration(ctx context.Context, registrationID string) (*registry.Session, error)
 	Participants(ctx context.Context, sessionID string) ([]registry.Participant, error)
+	Membership(ctx context.Context, sessionID, agentID string) (*registry.Session, string, error)
 	AgentSessions(ctx context.Context, agentID string) ([]*registry.Session, []string, error)
 	PendingRegistrations(ctx context.Context, evaluationID, exclude string) ([]registry.PendingRegistration, error)
 	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*registry.Session, error)
@@ -79,30 +80,32 @@ func forbidden(code, msg, hint string) *Error {
 }
 
 // sessionOf finds the path's session of the path's evaluation and the
-// caller's place in it: only participants may see a session.
-func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session, []registry.Participant, *registry.Participant, error) {
+// caller's role in it: only participants may see a session. It costs one
+// query when the path names the evaluation by id (as the API's own links
+// do).
+func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session, string, error) {
 	ctx := c.Request().Context()
-	_, e, err := s.pathEvaluation(c)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sess, err := s.sessions.Session(ctx, c.Param("session"))
-	if errors.Is(err, registry.ErrNotFound) || err == nil && sess.EvaluationID != e.ID {
-		return nil, nil, nil, notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
+	sess, role, err := s.sessions.Membership(ctx, c.Param("session"), a.ID)
+	missing := notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, "", missing
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, "", err
 	}
-	ps, err := s.sessions.Participants(ctx, sess.ID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for i := range ps {
-		if ps[i].AgentID == a.ID {
-			return sess, ps, &ps[i], nil
+	if ref := c.Param("ref"); ref != sess.EvaluationID {
+		_, e, err := s.pathEvaluation(c)
+		if err != nil {
+			return nil, "", err
+		}
+		if e.ID != sess.EvaluationID {
+			return nil, "", missing
 		}
 	}
-	return nil, nil, nil, forbidden("not_participant", "only the session's participants can see it", "Join the evaluation, or claim it as its proctor.")
+	if role == "" {
+		return nil, "", forbidden("not_participant", "only the session's participants can see it", "Join the evaluation, or claim it as its proctor.")
+	}
+	return sess, role, nil
 }
 
 type participantView struct {
@@ -113,7 +116,11 @@ type participantView struct {
 
 // getSession answers GET /api/v1/evaluations/{ref}/sessions/{session}.
 func (s *Server) getSession(c echo.Context, a *registry.Agent) error {
-	sess, ps, _, err := s.sessionOf(c, a)
+	sess, _, err := s.sessionOf(c, a)
+	if err != nil {
+		return err
+	}
+	ps, err := s.sessions.Participants(c.Request().Context(), sess.ID)
 	if err != nil {
 		return err
 	}
@@ -143,12 +150,12 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "content",
 			Message: "a message is at most 16 KiB", Hint: "Split it into several messages."}
 	}
-	sess, _, me, err := s.sessionOf(c, a)
+	sess, role, err := s.sessionOf(c, a)
 	if err != nil {
 		return err
 	}
 	m, err := s.sessions.PostMessage(c.Request().Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
-		SenderID: a.ID, Role: me.Role, Content: body.Content, CreatedAt: s.now()})
+		SenderID: a.ID, Role: role, Content: body.Content, CreatedAt: s.now()})
 	if errors.Is(err, registry.ErrConflict) {
 		if sess.Status == registry.SessionForming {
 			return conflict("session_not_started", "the session has not started: it is waiting for participants", "Wait until it is active.")
@@ -191,7 +198,7 @@ func (s *Server) listMessages(c echo.Context, a *registry.Agent) error {
 		}
 		limit = n
 	}
-	sess, _, _, err := s.sessionOf(c, a)
+	sess, _, err := s.sessionOf(c, a)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 // connection was reconnecting.
 const (
 	streamKeepAlive = 15 * time.Second
-	streamRecheck   = 5 * time.Second
+	streamRecheck   = 2 * time.Second
 )
 
 // streamMessages answers GET …/sessions/{session}/messages/stream with
@@ -36,7 +36,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		}
 		since = max(since, n)
 	}
-	sess, _, _, err := s.sessionOf(c, a)
+	sess, _, err := s.sessionOf(c, a)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	w.Flush()
 	rc := http.NewResponseController(w.Writer)
 
-	lastStatus := ""
+	lastStatus, checkStatus := "", true
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
 	recheck := time.NewTicker(streamRecheck)
@@ -75,23 +75,28 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		if len(ms) == registry.MaxPageSize {
 			continue // more are waiting
 		}
-		cur, err := s.sessions.Session(ctx, sess.ID)
-		if err != nil {
-			return nil
-		}
-		view := toSession(cur, s.now())
-		if view.Status != lastStatus {
-			// "session" when it starts (and first of all); "ended" last.
-			event := "session"
-			if view.Status == string(registry.SessionEnded) {
-				event = "ended"
-			}
-			data, _ := json.Marshal(view)
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil || event == "ended" {
-				w.Flush()
+		// A wake-up that brought messages needs no look at the session:
+		// status changes come with wake-ups of their own (or the recheck).
+		if len(ms) == 0 || lastStatus != string(registry.SessionActive) || checkStatus {
+			checkStatus = false
+			cur, err := s.sessions.Session(ctx, sess.ID)
+			if err != nil {
 				return nil
 			}
-			lastStatus = view.Status
+			view := toSession(cur, s.now())
+			if view.Status != lastStatus {
+				// "session" when it starts (and first of all); "ended" last.
+				event := "session"
+				if view.Status == string(registry.SessionEnded) {
+					event = "ended"
+				}
+				data, _ := json.Marshal(view)
+				if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil || event == "ended" {
+					w.Flush()
+					return nil
+				}
+				lastStatus = view.Status
+			}
 		}
 		rc.SetWriteDeadline(time.Time{})
 		w.Flush()
@@ -100,6 +105,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 			return nil
 		case <-wake:
 		case <-recheck.C:
+			checkStatus = true
 		case <-keepAlive.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil

@@ -121,6 +121,9 @@ type SessionStore interface {
 	// SessionByRegistration returns the session a registration takes
 	// part in. Returns ErrNotFound.
 	SessionByRegistration(ctx context.Context, registrationID string) (*Session, error)
+	// Membership returns a session and the role agentID has in it (""
+	// when none). Returns ErrNotFound for an unknown session.
+	Membership(ctx context.Context, sessionID, agentID string) (*Session, string, error)
 	// Participants lists a session's participants with their names.
 	Participants(ctx context.Context, sessionID string) ([]Participant, error)
 	// AgentSessions lists the sessions an agent takes part in, newest

@@ -167,7 +167,14 @@ func (s *Store) JoinLive(ctx context.Context, tmpl *registry.Session, reg *regis
 	if err != nil {
 		return nil, err
 	}
-	return out, tx.Commit(ctx)
+	if err := notify(ctx, tx, id); err != nil { // the session may have started: its streams say so
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	s.broker.Publish(id)
+	return out, nil
 }
 
 // LeaveForming takes a registration out of a forming session.
@@ -216,6 +223,19 @@ func (s *Store) SessionByRegistration(ctx context.Context, registrationID string
 	defer wrap(&err, "SessionByRegistration")
 	return scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionColumns+` FROM sessions s
 		JOIN session_participants p ON p.session_id = s.id WHERE p.registration_id = $1`, registrationID))
+}
+
+// Membership returns a session and the role agentID has in it ("" when
+// none), in one query.
+func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *registry.Session, role string, err error) {
+	defer wrap(&err, "Membership")
+	var r *string
+	sess, err := scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionColumns+`, p.role FROM sessions s
+		LEFT JOIN session_participants p ON p.session_id = s.id AND p.agent_id = $1 WHERE s.id = $2`, agentID, sessionID), &r)
+	if r != nil {
+		role = *r
+	}
+	return sess, role, err
 }
 
 // Participants lists a session's participants with their names.

@@ -355,6 +355,15 @@ func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no wake-up after a message")
 	}
+	if got, role, err := s.Membership(t.Context(), sess.ID, agents[0].ID); err != nil || got.ID != sess.ID || role != registry.RoleCandidate {
+		t.Errorf("membership of the candidate = %v %q, %v", got, role, err)
+	}
+	if _, role, err := s.Membership(t.Context(), sess.ID, agents[1].ID); err != nil || role != "" {
+		t.Errorf("membership of a stranger = %q, %v", role, err)
+	}
+	if _, _, err := s.Membership(t.Context(), "ses_nope", agents[0].ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("membership of an unknown session: %v", err)
+	}
 	sessions, roles, err := s.AgentSessions(t.Context(), agents[0].ID)
 	if err != nil || len(sessions) != 1 || sessions[0].ID != sess.ID || roles[0] != registry.RoleCandidate {
 		t.Errorf("agent sessions = %+v %v, %v", sessions, roles, err)

@@ -143,7 +143,11 @@ func (s *Store) JoinLive(ctx context.Context, tmpl *registry.Session, reg *regis
 	if err != nil {
 		return nil, err
 	}
-	return out, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	s.broker.Publish(id) // the session may have started: its streams say so
+	return out, nil
 }
 
 // LeaveForming takes a registration out of a forming session.
@@ -186,6 +190,18 @@ func (s *Store) SessionByRegistration(ctx context.Context, registrationID string
 	defer wrap(&err, "SessionByRegistration")
 	return scanSession(s.queryRow(ctx, "SELECT "+sessionColumns+` FROM sessions s
 		JOIN session_participants p ON p.session_id = s.id WHERE p.registration_id = ?`, registrationID))
+}
+
+// Membership returns a session and the role agentID has in it ("" when
+// none), in one query.
+func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *registry.Session, role string, err error) {
+	defer wrap(&err, "Membership")
+	var r sql.NullString
+	sess, err := scanSession(scanFunc(func(dest ...any) error {
+		return s.queryRow(ctx, "SELECT "+sessionColumns+`, p.role FROM sessions s
+			LEFT JOIN session_participants p ON p.session_id = s.id AND p.agent_id = ? WHERE s.id = ?`, agentID, sessionID).Scan(append(dest, &r)...)
+	}))
+	return sess, r.String, err
 }
 
 // Participants lists a session's participants with their names.
@@ -265,31 +281,23 @@ func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude stri
 	return collect(rows, err, scanSession)
 }
 
-// PostMessage numbers and appends a message in one transaction: the
-// session row's counter gives the sequence, so there are no gaps or
-// duplicates.
+// PostMessage numbers and appends a message in one statement: the INSERT
+// reads the session's counter and a trigger advances it, all under
+// SQLite's single write lock, so there are no gaps or duplicates.
 func (s *Store) PostMessage(ctx context.Context, m *registry.SessionMessage) (_ *registry.SessionMessage, err error) {
 	defer wrap(&err, "PostMessage")
-	tx, done, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
 	now := formatTime(m.CreatedAt)
 	out := *m
-	err = tx.QueryRowContext(ctx, `UPDATE sessions SET last_sequence = last_sequence + 1
-		WHERE id = ? AND status = 'active' AND (ends_at IS NULL OR ends_at > ?) RETURNING last_sequence`, m.SessionID, now).Scan(&out.Sequence)
+	row, unlock := s.writeRow(ctx, `INSERT INTO session_messages (id, session_id, sequence, sender_id, role, content, created_at)
+		SELECT ?, id, last_sequence + 1, ?, ?, ?, ? FROM sessions
+		WHERE id = ? AND status = 'active' AND (ends_at IS NULL OR ends_at > ?) RETURNING sequence`,
+		out.ID, out.SenderID, out.Role, out.Content, now, out.SessionID, now)
+	err = row.Scan(&out.Sequence)
+	unlock()
 	if err == sql.ErrNoRows {
 		return nil, fmt.Errorf("session %s is not open: %w", m.SessionID, registry.ErrConflict)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO session_messages (id, session_id, sequence, sender_id, role, content, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, out.ID, out.SessionID, out.Sequence, out.SenderID, out.Role, out.Content, now); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	s.broker.Publish(m.SessionID)

@@ -47,6 +47,13 @@ CREATE TABLE session_messages (
     UNIQUE (session_id, sequence)
 );
 
+-- A message takes the session's next sequence (computed in its INSERT,
+-- under SQLite's single write lock); this keeps the session's counter.
+-- +goose StatementBegin
+CREATE TRIGGER session_messages_sequence AFTER INSERT ON session_messages
+BEGIN UPDATE sessions SET last_sequence = NEW.sequence WHERE id = NEW.session_id; END;
+-- +goose StatementEnd
+
 -- The transcript is a record: messages are never changed or deleted.
 -- +goose StatementBegin
 CREATE TRIGGER session_messages_no_update BEFORE UPDATE ON session_messages
