@@ -65,6 +65,7 @@ type Server struct {
 	evals           evaluationStore
 	jobs            jobStore
 	sessions        sessionStore
+	members         memberCache
 	judgeConfigured bool
 	runnable        map[string]bool // handlers this server runs
 	baseURL         string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -85,6 +86,9 @@ func forbidden(code, msg, hint string) *Error {
 // do).
 func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session, string, error) {
 	ctx := c.Request().Context()
+	if m, ok := s.members.get(c.Param("session"), a.ID); ok && c.Param("ref") == m.evaluationID {
+		return &registry.Session{ID: c.Param("session"), EvaluationID: m.evaluationID, Status: registry.SessionActive}, m.role, nil
+	}
 	sess, role, err := s.sessions.Membership(ctx, c.Param("session"), a.ID)
 	missing := notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
 	if errors.Is(err, registry.ErrNotFound) {
@@ -105,7 +109,42 @@ func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session
 	if role == "" {
 		return nil, "", forbidden("not_participant", "only the session's participants can see it", "Join the evaluation, or claim it as its proctor.")
 	}
+	if sess.Status == registry.SessionActive {
+		s.members.put(sess.ID, a.ID, membership{sess.EvaluationID, role})
+	}
 	return sess, role, nil
+}
+
+// membership is an agent's place in a started session. It never changes
+// (a participant leaves only a forming session), so the server remembers
+// it and spares the busiest endpoints, posting and streaming, a query.
+// What may change, the session's status, is checked by the statements
+// that depend on it.
+type membership struct {
+	evaluationID, role string
+}
+
+type memberCache struct {
+	mu sync.Mutex
+	m  map[[2]string]membership
+}
+
+const maxMembers = 100_000
+
+func (c *memberCache) get(session, agent string) (membership, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.m[[2]string{session, agent}]
+	return m, ok
+}
+
+func (c *memberCache) put(session, agent string, m membership) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxMembers {
+		c.m = map[[2]string]membership{}
+	}
+	c.m[[2]string{session, agent}] = m
 }
 
 type participantView struct {
@@ -116,7 +155,11 @@ type participantView struct {
 
 // getSession answers GET /api/v1/evaluations/{ref}/sessions/{session}.
 func (s *Server) getSession(c echo.Context, a *registry.Agent) error {
-	sess, _, err := s.sessionOf(c, a)
+	ref, _, err := s.sessionOf(c, a)
+	if err != nil {
+		return err
+	}
+	sess, err := s.sessions.Session(c.Request().Context(), ref.ID) // sessionOf may answer from memory
 	if err != nil {
 		return err
 	}
