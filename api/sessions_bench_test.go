@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +56,11 @@ Two agents talk.
 // messages accepted per second, the p99 post latency, and the p99 time
 // from a post to its delivery on the other agent's stream.
 func BenchmarkMessageFanout(b *testing.B) {
-	const sessions, d, perAgent = 100, 5 * time.Second, 10 // messages per second
+	const sessions, d = 100, 5 * time.Second
+	perAgent := 10 // messages per second per agent: 2,000 a second in all
+	if v, err := strconv.Atoi(os.Getenv("SIP_BENCH_MSG_RATE")); err == nil && v > 0 {
+		perAgent = v
+	}
 	for _, name := range []string{"sqlite", "postgres"} {
 		b.Run(name, func(b *testing.B) {
 			s := backends[name](b)
@@ -140,10 +145,10 @@ func BenchmarkMessageFanout(b *testing.B) {
 				var posters sync.WaitGroup
 				for i, m := range members {
 					me := m.key[:12]
-					n := int(d.Seconds() * perAgent)
+					n := int(d.Seconds()) * perAgent
 					offset := time.Duration(i) * time.Second / time.Duration(perAgent*len(members)) // spread the agents evenly
 					for k := range n {
-						at := start.Add(offset + time.Duration(k)*time.Second/perAgent)
+						at := start.Add(offset + time.Duration(k)*time.Second/time.Duration(perAgent))
 						posters.Go(func() {
 							time.Sleep(time.Until(at))
 							body, _ := json.Marshal(map[string]string{"content": me + " " + strconv.FormatInt(time.Now().UnixNano(), 10)})
