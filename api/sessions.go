@@ -29,7 +29,7 @@ type sessionStore interface {
 	PostMessage(ctx context.Context, m *registry.SessionMessage) (*registry.SessionMessage, error)
 	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*registry.SessionMessage, error)
 	GradeSession(ctx context.Context, sessionID, proctorID string, results []*registry.Result, points float64, at time.Time) ([]*registry.Result, error)
-	Subscribe(ctx context.Context, sessionID string) (<-chan struct{}, func())
+	Subscribe(ctx context.Context, sessionID string) registry.Subscription
 }
 
 type sessionView struct {

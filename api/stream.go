@@ -1,9 +1,11 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,8 +45,8 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
 	// Subscribe before the first read, so nothing posted in between is
 	// missed.
-	wake, cancel := s.sessions.Subscribe(ctx, sess.ID)
-	defer cancel()
+	sub := s.sessions.Subscribe(ctx, sess.ID)
+	defer sub.Close()
 
 	w := c.Response()
 	h := w.Header()
@@ -55,15 +57,24 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	w.Flush()
 	rc := http.NewResponseController(w.Writer)
 
-	lastStatus, checkStatus := "", true
+	lastStatus, checkStatus, reread := "", true, true
+	var fresh []registry.SessionMessage // posted through this replica, from the subscription
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
 	recheck := time.NewTicker(streamRecheck)
 	defer recheck.Stop()
 	for {
-		ms, err := s.sessions.Messages(ctx, sess.ID, since, registry.MaxPageSize)
-		if err != nil {
-			return nil // the response has started: end the stream; the client reconnects with Last-Event-ID
+		// Messages posted here come with the wake-up; when they follow
+		// the last one sent without a gap they are sent as they are,
+		// otherwise (posted elsewhere, out of order, too many) the
+		// database is read.
+		ms, ok := contiguous(fresh, since)
+		if reread || !ok {
+			read, err := s.sessions.Messages(ctx, sess.ID, since, registry.MaxPageSize)
+			if err != nil {
+				return nil // the response has started: end it; the client reconnects with Last-Event-ID
+			}
+			ms = read
 		}
 		for _, m := range ms {
 			data, _ := json.Marshal(toMessage(m))
@@ -72,8 +83,9 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 			}
 			since = m.Sequence
 		}
-		if len(ms) == registry.MaxPageSize {
-			continue // more are waiting
+		reread = len(ms) == registry.MaxPageSize // more are waiting
+		if reread {
+			continue
 		}
 		// A wake-up that brought messages needs no look at the session:
 		// status changes come with wake-ups of their own (or the recheck).
@@ -103,13 +115,41 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-wake:
+		case <-sub.Wake():
+			fresh, reread = sub.Take()
+			if reread || len(fresh) == 0 {
+				checkStatus = true // a bare wake-up may be a status change
+			}
 		case <-recheck.C:
-			checkStatus = true
+			checkStatus, reread, fresh = true, true, nil
 		case <-keepAlive.C:
+			fresh = nil
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil
 			}
 		}
 	}
+}
+
+// contiguous sorts the messages a subscription delivered and returns
+// those after since, if they follow it without a gap.
+func contiguous(fresh []registry.SessionMessage, since int64) ([]*registry.SessionMessage, bool) {
+	if len(fresh) == 0 {
+		return nil, true
+	}
+	slices.SortFunc(fresh, func(a, b registry.SessionMessage) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	out := make([]*registry.SessionMessage, 0, len(fresh))
+	next := since + 1
+	for i := range fresh {
+		switch m := &fresh[i]; {
+		case m.Sequence < next:
+			continue // sent already
+		case m.Sequence == next:
+			out = append(out, m)
+			next++
+		default:
+			return nil, false // a gap: something was posted elsewhere
+		}
+	}
+	return out, true
 }

@@ -148,8 +148,22 @@ type SessionStore interface {
 	// points as RecordResult does. Returns ErrConflict when proctorID did
 	// not claim it or it was graded already.
 	GradeSession(ctx context.Context, sessionID, proctorID string, results []*Result, points float64, at time.Time) ([]*Result, error)
-	// Subscribe returns a channel that receives a value whenever a
-	// message may have been posted to the session, from this process or
-	// (on PostgreSQL) any replica; call cancel to stop.
-	Subscribe(ctx context.Context, sessionID string) (<-chan struct{}, func())
+	// Subscribe follows a session's events: messages posted through this
+	// process, and wake-ups for messages posted on other replicas (on
+	// PostgreSQL, through LISTEN/NOTIFY) and for status changes.
+	Subscribe(ctx context.Context, sessionID string) Subscription
+}
+
+// Subscription delivers a session's events to one stream.
+type Subscription interface {
+	// Wake receives a value when events wait.
+	Wake() <-chan struct{}
+	// Take returns the messages posted through this process since the
+	// last Take, in the order they were published (which may differ from
+	// their sequence), and whether the stream must read the session from
+	// the database: messages posted elsewhere, a status change, or more
+	// than it could hold.
+	Take() ([]SessionMessage, bool)
+	// Close ends the subscription.
+	Close()
 }

@@ -44,11 +44,12 @@ func TestMessagesWakeOtherReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wake, cancel := b.Subscribe(ctx, sess.ID)
-	defer cancel()
+	sub := b.Subscribe(ctx, sess.ID)
+	defer sub.Close()
 	// The listener wakes everyone once when it connects; drain that.
 	select {
-	case <-wake:
+	case <-sub.Wake():
+		sub.Take()
 	case <-time.After(2 * time.Second):
 	}
 	start := time.Now()
@@ -57,7 +58,10 @@ func TestMessagesWakeOtherReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-wake:
+	case <-sub.Wake():
+		if _, reread := sub.Take(); !reread {
+			t.Error("a message from another replica must make the stream read the database")
+		}
 		t.Logf("replica b woke %v after the post on replica a", time.Since(start))
 	case <-time.After(5 * time.Second):
 		t.Fatal("replica b was not woken by a message posted on replica a")

@@ -37,7 +37,9 @@ type Store struct {
 	// ctx ends with Close; it stops the LISTEN connection.
 	ctx        context.Context
 	cancel     context.CancelFunc
-	broker     broker.Broker
+	broker     broker.Broker[registry.SessionMessage]
+	notifier   notifier
+	instance   string // tells this process's notifications from other replicas'
 	listenOnce sync.Once
 	listenDone chan struct{}
 }
@@ -66,7 +68,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", translate(err))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	return &Store{pool: pool, ctx: sctx, cancel: cancel}, nil
+	return &Store{pool: pool, ctx: sctx, cancel: cancel, instance: registry.NewID("")}, nil
 }
 
 // redact keeps passwords out of error text.
@@ -116,6 +118,7 @@ func (s *Store) Close() error {
 	if s.listenDone != nil {
 		<-s.listenDone
 	}
+	s.notifier.stop()
 	s.pool.Close()
 	return nil
 }

@@ -146,7 +146,7 @@ func (s *Store) JoinLive(ctx context.Context, tmpl *registry.Session, reg *regis
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	s.broker.Publish(id) // the session may have started: its streams say so
+	s.broker.Publish(id, nil) // the session may have started: its streams say so
 	return out, nil
 }
 
@@ -300,7 +300,7 @@ func (s *Store) PostMessage(ctx context.Context, m *registry.SessionMessage) (_ 
 	if err != nil {
 		return nil, err
 	}
-	s.broker.Publish(m.SessionID)
+	s.broker.Publish(m.SessionID, &out)
 	return &out, nil
 }
 
@@ -348,12 +348,12 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	s.broker.Publish(sessionID)
+	s.broker.Publish(sessionID, nil)
 	return out, nil
 }
 
 // Subscribe wakes on messages posted by this process (SQLite is one
 // process's database).
-func (s *Store) Subscribe(_ context.Context, sessionID string) (<-chan struct{}, func()) {
+func (s *Store) Subscribe(_ context.Context, sessionID string) registry.Subscription {
 	return s.broker.Subscribe(sessionID)
 }

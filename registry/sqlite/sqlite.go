@@ -36,7 +36,7 @@ type Store struct {
 	syncState *sql.Stmt
 	stmts     sync.Map   // query text → *sql.Stmt
 	wmu       sync.Mutex // one writer at a time in this process
-	broker    broker.Broker
+	broker    broker.Broker[registry.SessionMessage]
 }
 
 var _ registry.Store = (*Store)(nil)

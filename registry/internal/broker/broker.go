@@ -1,74 +1,114 @@
-// Package broker fans "something happened on topic T" out to the
-// subscribers of this process. It carries no data: a subscriber reads
-// what changed from the database, so a dropped or merged wake-up loses
-// nothing.
+// Package broker fans events of a topic out to the subscribers of this
+// process. An event may carry an item (a message posted here) or nothing,
+// which tells the subscriber to read what changed from the database; a
+// subscriber that falls behind loses its items and is told to read too,
+// so nothing is ever lost, only fetched the slow way.
 package broker
 
 import "sync"
 
+// maxQueue is how many items a subscriber may hold before it is told to
+// read from the database instead.
+const maxQueue = 512
+
 // Broker is safe for concurrent use. The zero value is ready.
-type Broker struct {
+type Broker[T any] struct {
 	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
+	subs map[string]map[*Sub[T]]struct{}
 }
 
-// Subscribe returns a channel that receives a value after each Publish of
-// topic (wake-ups that come while one is pending are merged), and a
-// function that ends the subscription.
-func (b *Broker) Subscribe(topic string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+// Sub is one subscription.
+type Sub[T any] struct {
+	b     *Broker[T]
+	topic string
+	wake  chan struct{}
+	mu    sync.Mutex
+	items []T
+	lost  bool
+	once  sync.Once
+}
+
+// Subscribe subscribes to topic.
+func (b *Broker[T]) Subscribe(topic string) *Sub[T] {
+	s := &Sub[T]{b: b, topic: topic, wake: make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.subs == nil {
-		b.subs = map[string]map[chan struct{}]struct{}{}
+		b.subs = map[string]map[*Sub[T]]struct{}{}
 	}
 	if b.subs[topic] == nil {
-		b.subs[topic] = map[chan struct{}]struct{}{}
+		b.subs[topic] = map[*Sub[T]]struct{}{}
 	}
-	b.subs[topic][ch] = struct{}{}
+	b.subs[topic][s] = struct{}{}
 	b.mu.Unlock()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			b.mu.Lock()
-			delete(b.subs[topic], ch)
-			if len(b.subs[topic]) == 0 {
-				delete(b.subs, topic)
-			}
-			b.mu.Unlock()
-		})
-	}
+	return s
 }
 
-// Publish wakes every subscriber of topic without blocking.
-func (b *Broker) Publish(topic string) {
+// Publish gives item to every subscriber of topic and wakes them; without
+// an item (nil) they are told to read from the database.
+func (b *Broker[T]) Publish(topic string, item *T) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for ch := range b.subs[topic] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
+	for s := range b.subs[topic] {
+		s.add(item)
 	}
 }
 
-// PublishAll wakes every subscriber of every topic (after a lost
-// connection, when wake-ups may have been missed).
-func (b *Broker) PublishAll() {
+// PublishAll tells every subscriber of every topic to read from the
+// database (after a lost connection, when events may have been missed).
+func (b *Broker[T]) PublishAll() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, subs := range b.subs {
-		for ch := range subs {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+		for s := range subs {
+			s.add(nil)
 		}
 	}
 }
 
 // Topics counts the topics with subscribers.
-func (b *Broker) Topics() int {
+func (b *Broker[T]) Topics() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.subs)
+}
+
+func (s *Sub[T]) add(item *T) {
+	s.mu.Lock()
+	switch {
+	case item == nil || len(s.items) >= maxQueue:
+		s.lost, s.items = true, nil
+	case !s.lost:
+		s.items = append(s.items, *item)
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Wake receives a value when events are waiting.
+func (s *Sub[T]) Wake() <-chan struct{} { return s.wake }
+
+// Take returns the items published since the last Take, and whether the
+// subscriber must read from the database (some were not delivered here).
+func (s *Sub[T]) Take() ([]T, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items, lost := s.items, s.lost
+	s.items, s.lost = nil, false
+	return items, lost
+}
+
+// Close ends the subscription.
+func (s *Sub[T]) Close() {
+	s.once.Do(func() {
+		b := s.b
+		b.mu.Lock()
+		delete(b.subs[s.topic], s)
+		if len(b.subs[s.topic]) == 0 {
+			delete(b.subs, s.topic)
+		}
+		b.mu.Unlock()
+	})
 }

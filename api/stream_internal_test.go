@@ -1,0 +1,46 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+func TestContiguous(t *testing.T) {
+	msgs := func(seqs ...int64) []registry.SessionMessage {
+		var out []registry.SessionMessage
+		for _, s := range seqs {
+			out = append(out, registry.SessionMessage{Sequence: s})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		fresh []registry.SessionMessage
+		since int64
+		want  []int64
+		ok    bool
+	}{
+		{"nothing", nil, 3, nil, true},
+		{"in order", msgs(4, 5), 3, []int64{4, 5}, true},
+		{"published out of order", msgs(5, 4, 6), 3, []int64{4, 5, 6}, true},
+		{"some sent already", msgs(2, 3, 4), 3, []int64{4}, true},
+		{"a gap: posted elsewhere", msgs(5, 6), 3, nil, false},
+		{"a gap in the middle", msgs(4, 6), 3, nil, false},
+	} {
+		got, ok := contiguous(tc.fresh, tc.since)
+		var seqs []int64
+		for _, m := range got {
+			seqs = append(seqs, m.Sequence)
+		}
+		if ok != tc.ok || len(seqs) != len(tc.want) {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.name, seqs, ok, tc.want, tc.ok)
+			continue
+		}
+		for i := range seqs {
+			if seqs[i] != tc.want[i] {
+				t.Errorf("%s: %v, want %v", tc.name, seqs, tc.want)
+			}
+		}
+	}
+}
