@@ -38,6 +38,7 @@ bench:
 	$(GO) test -run '^$$' -bench ListEvaluations -benchtime 1x -count 3 ./api
 	$(GO) test -run '^$$' -bench PoAWFlow -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench Pages -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
 	$(GO) build -o $(BIN) ./cmd/sip
