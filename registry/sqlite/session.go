@@ -36,13 +36,6 @@ func scanSession(row scanner) (*registry.Session, error) {
 	return &s, nil
 }
 
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // ClaimRegistration opens a proctored session; the unique registration
 // makes a second claim fail.
 func (s *Store) ClaimRegistration(ctx context.Context, sess *registry.Session, proctorID, candidateID string) (_ *registry.Session, err error) {
