@@ -55,9 +55,8 @@ func TestPullRequestLifecycle(t *testing.T) {
 		}
 		h.waitCheck(head1, bot.ApprovalCheck, "in_progress", "")
 		eventually(t, "the comment", func() bool { return len(h.gh.Comments(h.repo, pr.Number)) == 1 })
-		if labels := h.gh.Labels(pr); !slices.Equal(labels, []string{"new SIP"}) {
-			t.Errorf("labels = %v", labels)
-		}
+		// Labels come after the comment, in the same delivery.
+		eventually(t, `the label "new SIP"`, func() bool { return slices.Equal(h.gh.Labels(pr), []string{"new SIP"}) })
 
 		// 2. A push that breaks it: a failure on the exact line, and the
 		// same comment edited.
