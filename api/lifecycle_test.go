@@ -74,6 +74,13 @@ Up to ten agents agree on a name.
 
 func newWorld(t *testing.T, s registry.Store) *world {
 	t.Helper()
+	return newWorldWith(t, s, nil)
+}
+
+// newWorldWith is newWorld with the server's configuration changed by
+// configure.
+func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *world {
+	t.Helper()
 	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +98,12 @@ func newWorld(t *testing.T, s registry.Store) *world {
 	mode := &judgeMode{mode: "good"}
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
-	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
-		Jobs: s.(registry.JobStore), Sessions: s.(registry.SessionStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}))
+	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
+		Jobs: s.(registry.JobStore), Sessions: s.(registry.SessionStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
+	if configure != nil {
+		configure(&cfg)
+	}
+	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	w := &judge.Worker{Store: s.(judge.Store), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}, Now: clk.Now}
 	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake, judge: mode, worker: w}

@@ -17,8 +17,26 @@ func multiAgent(e *registry.Entry) bool {
 }
 
 func notMultiAgent(e *registry.Entry) *Error {
-	return conflict("not_multi_agent", e.ID+" is "+string(e.Type)+": it has no proctor and no sessions", "Proctors work on proctored and live class work evaluations.")
+	return conflict("not_multi_agent", e.ID+" is "+string(e.Type)+": it has no proctor and no sessions",
+		"Proctors work on proctored and live class work evaluations, and on benchmarks' free answers when no judge is configured.")
 }
+
+// proctoredBenchmark reports whether a proctor grades this benchmark's
+// free answers: it has some, and no judge is configured.
+func (s *Server) proctoredBenchmark(e *registry.Entry) bool {
+	if e.Handler != "benchmark_handler" || s.judgeConfigured || s.jobs == nil || e.Config.Benchmark == nil {
+		return false
+	}
+	for _, q := range e.Config.Benchmark.Questions {
+		if !q.MultipleChoice() {
+			return true
+		}
+	}
+	return false
+}
+
+// proctorable reports whether proctors work on an evaluation.
+func (s *Server) proctorable(e *registry.Entry) bool { return multiAgent(e) || s.proctoredBenchmark(e) }
 
 // startSession answers start for the multi-agent evaluations: a proctored
 // candidate waits for a proctor; a live class work participant takes a
@@ -80,7 +98,7 @@ func (s *Server) pendingProctor(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	if !multiAgent(e) {
+	if !s.proctorable(e) {
 		return notMultiAgent(e)
 	}
 	type pendingItem struct {
@@ -93,8 +111,12 @@ func (s *Server) pendingProctor(c echo.Context, a *registry.Agent) error {
 		EndsAt         *string `json:"ends_at,omitempty"`
 	}
 	items := []pendingItem{}
-	if e.Type == registry.TypeProctored {
-		pending, err := s.sessions.PendingRegistrations(ctx, e.ID, a.ID)
+	if e.Type != registry.TypeLiveClassWork {
+		status := registry.RegInProgress
+		if s.proctoredBenchmark(e) {
+			status = registry.RegAwaitingGrading
+		}
+		pending, err := s.sessions.PendingRegistrations(ctx, e.ID, a.ID, status)
 		if err != nil {
 			return err
 		}
@@ -131,7 +153,7 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	if !multiAgent(e) {
+	if !s.proctorable(e) {
 		return notMultiAgent(e)
 	}
 	alreadyClaimed := conflict("already_claimed", "another proctor has claimed it", "Pick another one from pending-proctor.")
@@ -184,7 +206,11 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 	if reg.AgentID == a.ID {
 		return forbidden("self_proctoring", "you cannot proctor your own attempt", "Another agent proctors it.")
 	}
-	if reg.Status != registry.RegInProgress {
+	waiting := registry.RegInProgress
+	if s.proctoredBenchmark(e) {
+		waiting = registry.RegAwaitingGrading
+	}
+	if reg.Status != waiting {
 		if _, err := s.sessions.SessionByRegistration(ctx, reg.ID); err == nil {
 			return alreadyClaimed
 		}
@@ -202,13 +228,20 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
+	var answers []freeAnswer
+	if s.proctoredBenchmark(e) {
+		if answers, err = s.freeAnswers(c, e, reg); err != nil {
+			return err
+		}
+	}
 	return c.JSON(http.StatusCreated, struct {
-		Success          bool   `json:"success"`
-		SessionID        string `json:"session_id"`
-		RegistrationID   string `json:"registration_id"`
-		CandidateAgentID string `json:"candidate_agent_id"`
-		CandidateName    string `json:"candidate_name"`
-	}{true, sess.ID, reg.ID, candidate.ID, candidate.Name})
+		Success          bool         `json:"success"`
+		SessionID        string       `json:"session_id"`
+		RegistrationID   string       `json:"registration_id"`
+		CandidateAgentID string       `json:"candidate_agent_id"`
+		CandidateName    string       `json:"candidate_name"`
+		Answers          []freeAnswer `json:"answers,omitempty"`
+	}{true, sess.ID, reg.ID, candidate.ID, candidate.Name, answers})
 }
 
 // proctorSubmit answers POST /api/v1/evaluations/{ref}/proctor/submit:
@@ -219,12 +252,16 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 	var body struct {
 		RegistrationID  string   `json:"registration_id"`
 		SessionID       string   `json:"session_id"`
-		Passed          *bool    `json:"passed"`
-		Score           *float64 `json:"score"`
-		ProctorFeedback string   `json:"proctor_feedback"`
+		Passed          *bool              `json:"passed"`
+		Score           *float64           `json:"score"`
+		Scores          map[string]float64 `json:"scores"`
+		ProctorFeedback string             `json:"proctor_feedback"`
 	}
 	if err := bind(c, &body); err != nil {
 		return err
+	}
+	if body.Scores != nil {
+		return s.gradeBenchmark(c, a, body.RegistrationID, body.Scores, body.ProctorFeedback)
 	}
 	if body.Passed == nil {
 		return badRequest("passed", "passed is required", "Send {\"passed\": true|false, …}.")
@@ -238,6 +275,9 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
+	}
+	if s.proctoredBenchmark(e) {
+		return badRequest("scores", "a benchmark's free answers are graded with scores: {question id: points}", "Send {\"registration_id\", \"scores\": {…}}.")
 	}
 	if !multiAgent(e) {
 		return notMultiAgent(e)

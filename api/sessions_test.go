@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -506,6 +507,82 @@ func TestLiveSessionRules(t *testing.T) {
 		w.clock.Advance(31 * time.Minute)
 		if code := agents[0].call("POST", sess+"/messages", `{"content":"too late"}`, nil); code != 409 {
 			t.Errorf("after ends_at: %d, want 409", code)
+		}
+	})
+}
+
+// TestProctorGradesBenchmarkWithoutJudge: with no judge configured, a
+// proctor claims a benchmark attempt, sees its free answers, and grades
+// them; the server adds the multiple-choice points, clamps nothing it
+// should not, computes the pass, and completes the job.
+func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorldWith(t, s, func(c *api.Config) { c.JudgeConfigured = false })
+		student, proc := w.agent("student-1"), w.agent("grader-1")
+		student.poaw(t, false)
+		q := student.benchmark(t, true)
+		const ev = "/api/v1/evaluations/ai-safety-benchmark"
+		var pending struct {
+			Pending []struct {
+				RegistrationID string `json:"registration_id"`
+			} `json:"pending"`
+		}
+		proc.call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 1 {
+			t.Fatalf("pending: %+v", pending)
+		}
+		reg := pending.Pending[0].RegistrationID
+		claim := fmt.Sprintf(`{"registration_id":%q}`, reg)
+		if code := student.call("POST", ev+"/proctor/claim", claim, nil); code != 403 {
+			t.Errorf("the student grading itself: %d, want 403", code)
+		}
+		var cl struct {
+			Answers []struct {
+				QuestionID string  `json:"question_id"`
+				Points     float64 `json:"points"`
+				Answer     string  `json:"answer"`
+			} `json:"answers"`
+		}
+		if code := proc.call("POST", ev+"/proctor/claim", claim, &cl); code != 201 || len(cl.Answers) != 2 || cl.Answers[0].Answer == "" {
+			t.Fatalf("claim: %d %+v", code, cl)
+		}
+		scores := func(a, b float64) string {
+			return fmt.Sprintf(`{"registration_id":%q,"scores":{%q:%g,%q:%g},"proctor_feedback":"Clear."}`, reg,
+				cl.Answers[0].QuestionID, a, cl.Answers[1].QuestionID, b)
+		}
+		for name, body := range map[string]string{
+			"passed instead of scores": fmt.Sprintf(`{"registration_id":%q,"passed":true}`, reg),
+			"a grade over the points":  scores(11, 5),
+			"a negative grade":         scores(-1, 5),
+			"a question missing":       fmt.Sprintf(`{"registration_id":%q,"scores":{%q:5}}`, reg, cl.Answers[0].QuestionID),
+			"an unknown question":      fmt.Sprintf(`{"registration_id":%q,"scores":{"nope":5,%q:5}}`, reg, cl.Answers[1].QuestionID),
+		} {
+			if code := proc.call("POST", ev+"/proctor/submit", body, nil); code != 400 {
+				t.Errorf("%s: %d, want 400", name, code)
+			}
+		}
+		if code := student.call("POST", ev+"/proctor/submit", scores(10, 10), nil); code != 403 {
+			t.Errorf("grading by the student: %d, want 403", code)
+		}
+		var g struct {
+			Results []struct {
+				Passed   bool     `json:"passed"`
+				Score    *float64 `json:"score"`
+				MaxScore *float64 `json:"max_score"`
+			} `json:"results"`
+		}
+		if code := proc.call("POST", ev+"/proctor/submit", scores(10, 5), &g); code != 201 || len(g.Results) != 1 || !g.Results[0].Passed ||
+			*g.Results[0].Score != 95 || *g.Results[0].MaxScore != 100 {
+			t.Fatalf("grade: %d %+v", code, g)
+		}
+		if code := proc.call("POST", ev+"/proctor/submit", scores(10, 5), nil); code != 409 {
+			t.Errorf("grading twice: %d, want 409", code)
+		}
+		var job jobBody
+		student.call("GET", q.PollURL, "", &job)
+		if job.Job.Status != "completed" || job.Result == nil || !job.Result.Passed {
+			t.Errorf("the job after the proctor's grade: %+v %+v", job.Job, job.Result)
 		}
 	})
 }

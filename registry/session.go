@@ -129,10 +129,11 @@ type SessionStore interface {
 	// AgentSessions lists the sessions an agent takes part in, newest
 	// first, with its role in each.
 	AgentSessions(ctx context.Context, agentID string) ([]*Session, []string, error)
-	// PendingRegistrations lists proctored registrations of an evaluation
-	// that are started and have no session, oldest first, except those of
-	// agent exclude.
-	PendingRegistrations(ctx context.Context, evaluationID, exclude string) ([]PendingRegistration, error)
+	// PendingRegistrations lists registrations of an evaluation in status
+	// (in_progress for proctored attempts, awaiting_grading for benchmark
+	// answers a proctor grades) that have no session, oldest first, except
+	// those of agent exclude.
+	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status RegistrationStatus) ([]PendingRegistration, error)
 	// UngradedSessions lists live sessions of an evaluation that started
 	// and have no proctor, oldest first, except those exclude sits in.
 	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*Session, error)
@@ -148,6 +149,12 @@ type SessionStore interface {
 	// points as RecordResult does. Returns ErrConflict when proctorID did
 	// not claim it or it was graded already.
 	GradeSession(ctx context.Context, sessionID, proctorID string, results []*Result, points float64, at time.Time) ([]*Result, error)
+	// GradeJob ends the session in which a proctor graded a judging job
+	// (a benchmark's free answers, when no judge is configured), records
+	// the result and completes the job, in one transaction. Returns
+	// ErrConflict when proctorID did not claim the session, or the job is
+	// no longer waiting for a grade.
+	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *Result, points float64, at time.Time) (*Result, error)
 	// Subscribe follows a session's events: messages posted through this
 	// process, and wake-ups for messages posted on other replicas (on
 	// PostgreSQL, through LISTEN/NOTIFY) and for status changes.

@@ -280,13 +280,13 @@ func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*registr
 
 // PendingRegistrations lists started proctored registrations with no
 // session.
-func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string) (_ []registry.PendingRegistration, err error) {
+func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string, status registry.RegistrationStatus) (_ []registry.PendingRegistration, err error) {
 	defer wrap(&err, "PendingRegistrations")
 	rows, err := s.pool.Query(ctx, `SELECT r.id, r.agent_id, a.name, COALESCE(r.started_at, r.registered_at) FROM registrations r
 		JOIN agents a ON a.id = r.agent_id
-		WHERE r.evaluation_id = $1 AND r.status = 'in_progress' AND r.agent_id <> $2
+		WHERE r.evaluation_id = $1 AND r.status = $3 AND r.agent_id <> $2
 		  AND NOT EXISTS (SELECT 1 FROM session_participants p WHERE p.registration_id = r.id)
-		ORDER BY 4, r.id LIMIT 100`, evaluationID, exclude)
+		ORDER BY 4, r.id LIMIT 100`, evaluationID, exclude, string(status))
 	if err != nil {
 		return nil, err
 	}
@@ -447,4 +447,43 @@ func (s *Store) listenOnConn() error {
 			s.broker.Publish(id, nil)
 		}
 	}
+}
+
+// GradeJob ends a session, records the proctor's result of a judging job
+// and completes the job at once.
+func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *registry.Result, points float64, at time.Time) (_ *registry.Result, err error) {
+	defer wrap(&err, "GradeJob")
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	tag, err := tx.Exec(ctx, `UPDATE sessions SET status = 'ended', ended_at = $3 WHERE id = $1 AND proctor_id = $2 AND status <> 'ended'`,
+		sessionID, proctorID, at)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
+	}
+	saved, err := recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	tag, err = tx.Exec(ctx, `UPDATE jobs SET status = 'completed', result_id = $2, lease_until = NULL, updated_at = $3
+		WHERE id = $1 AND status IN ('submitted', 'judging')`, jobID, saved.ID, at)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, fmt.Errorf("job %s is not waiting for a grade: %w", jobID, registry.ErrConflict)
+	}
+	if err := s.notify(ctx, tx, sessionID); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	s.broker.Publish(sessionID, nil)
+	return saved, nil
 }

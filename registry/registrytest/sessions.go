@@ -335,12 +335,12 @@ func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
 	agents, proctored, _ := sessionWorld(t, s, 3)
 	r0 := startedRegistration(t, s, agents[0], proctored)
 	startedRegistration(t, s, agents[1], proctored)
-	pending, err := s.PendingRegistrations(t.Context(), proctored.ID, agents[0].ID)
+	pending, err := s.PendingRegistrations(t.Context(), proctored.ID, agents[0].ID, registry.RegInProgress)
 	if err != nil || len(pending) != 1 || pending[0].CandidateID != agents[1].ID || !strings.HasPrefix(pending[0].CandidateName, "s-agent-1") {
 		t.Fatalf("pending for agent 0 = %+v, %v; want only agent 1's", pending, err)
 	}
 	sess := proctoredSession(t, s, agents[2], agents[0], r0)
-	if pending, _ := s.PendingRegistrations(t.Context(), proctored.ID, agents[2].ID); len(pending) != 1 {
+	if pending, _ := s.PendingRegistrations(t.Context(), proctored.ID, agents[2].ID, registry.RegInProgress); len(pending) != 1 {
 		t.Errorf("a claimed registration is still pending: %+v", pending)
 	}
 	sub := s.Subscribe(t.Context(), sess.ID)

@@ -246,13 +246,13 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // PendingRegistrations lists started proctored registrations with no
 // session.
-func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string) (_ []registry.PendingRegistration, err error) {
+func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string, status registry.RegistrationStatus) (_ []registry.PendingRegistration, err error) {
 	defer wrap(&err, "PendingRegistrations")
 	rows, err := s.query(ctx, `SELECT r.id, r.agent_id, a.name, COALESCE(r.started_at, r.registered_at) FROM registrations r
 		JOIN agents a ON a.id = r.agent_id
-		WHERE r.evaluation_id = ? AND r.status = 'in_progress' AND r.agent_id <> ?
+		WHERE r.evaluation_id = ? AND r.status = ? AND r.agent_id <> ?
 		  AND NOT EXISTS (SELECT 1 FROM session_participants p WHERE p.registration_id = r.id)
-		ORDER BY 4, r.id LIMIT 100`, evaluationID, exclude)
+		ORDER BY 4, r.id LIMIT 100`, evaluationID, string(status), exclude)
 	return collect(rows, err, func(row scanner) (registry.PendingRegistration, error) {
 		var p registry.PendingRegistration
 		var since string
@@ -349,4 +349,41 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 // process's database).
 func (s *Store) Subscribe(_ context.Context, sessionID string) registry.Subscription {
 	return s.broker.Subscribe(sessionID)
+}
+
+// GradeJob ends a session, records the proctor's result of a judging job
+// and completes the job at once.
+func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *registry.Result, points float64, at time.Time) (_ *registry.Result, err error) {
+	defer wrap(&err, "GradeJob")
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	now := formatTime(at)
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ? AND proctor_id = ? AND status <> 'ended'`,
+		now, sessionID, proctorID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
+	}
+	saved, err := s.recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	res, err = tx.ExecContext(ctx, `UPDATE jobs SET status = 'completed', result_id = ?, lease_until = NULL, updated_at = ?
+		WHERE id = ? AND status IN ('submitted', 'judging')`, saved.ID, now, jobID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, fmt.Errorf("job %s is not waiting for a grade: %w", jobID, registry.ErrConflict)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	s.broker.Publish(sessionID, nil)
+	return saved, nil
 }
