@@ -250,8 +250,8 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
 	var body struct {
-		RegistrationID  string   `json:"registration_id"`
-		SessionID       string   `json:"session_id"`
+		RegistrationID  string             `json:"registration_id"`
+		SessionID       string             `json:"session_id"`
 		Passed          *bool              `json:"passed"`
 		Score           *float64           `json:"score"`
 		Scores          map[string]float64 `json:"scores"`
