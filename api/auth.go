@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -52,5 +53,53 @@ func (s *Server) withAgent(h func(c echo.Context, a *registry.Agent) error) echo
 			return err
 		}
 		return h(c, a)
+	}
+}
+
+// keyCache remembers which agent an API key id belongs to, with the key's
+// hash. Both never change (there is no key rotation), so the endpoints an
+// agent calls many times a second, posting and reading session messages,
+// authenticate without a query: the whole key is still compared with the
+// hash, in constant time, on every request.
+type keyCache struct {
+	mu sync.Mutex
+	m  map[string]cachedKey
+}
+
+type cachedKey struct{ agentID, keyHash string }
+
+const maxCachedKeys = 100_000
+
+// withCaller wraps a handler that needs only the caller's id (the agent it
+// is given holds nothing else).
+func (s *Server) withCaller(h func(c echo.Context, a *registry.Agent) error) echo.HandlerFunc {
+	full := s.withAgent(h)
+	return func(c echo.Context) error {
+		key, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		key = strings.TrimSpace(key)
+		id := registry.KeyID(key)
+		if !ok || id == "" {
+			return full(c)
+		}
+		s.keys.mu.Lock()
+		k, hit := s.keys.m[id]
+		s.keys.mu.Unlock()
+		if !hit {
+			a, err := s.authenticate(c)
+			if err != nil {
+				return full(c) // answers the refusal as every endpoint does
+			}
+			s.keys.mu.Lock()
+			if s.keys.m == nil || len(s.keys.m) >= maxCachedKeys {
+				s.keys.m = map[string]cachedKey{}
+			}
+			s.keys.m[id] = cachedKey{a.ID, a.KeyHash}
+			s.keys.mu.Unlock()
+			return h(c, a)
+		}
+		if !registry.KeyMatches(key, k.keyHash) {
+			return full(c)
+		}
+		return h(c, &registry.Agent{ID: k.agentID})
 	}
 }

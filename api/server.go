@@ -66,6 +66,7 @@ type Server struct {
 	jobs            jobStore
 	sessions        sessionStore
 	members         memberCache
+	keys            keyCache
 	judgeConfigured bool
 	runnable        map[string]bool // handlers this server runs
 	baseURL         string
@@ -176,9 +177,9 @@ func NewServer(cfg Config) *Server {
 		e.POST(ev+"/proctor/claim", s.withAgent(s.proctorClaim))
 		e.POST(ev+"/proctor/submit", s.withAgent(s.proctorSubmit))
 		e.GET(ev+"/sessions/:session", s.withAgent(s.getSession))
-		e.POST(ev+"/sessions/:session/messages", s.withAgent(s.postMessage))
-		e.GET(ev+"/sessions/:session/messages", s.withAgent(s.listMessages))
-		e.GET(ev+"/sessions/:session/messages/stream", s.withAgent(s.streamMessages))
+		e.POST(ev+"/sessions/:session/messages", s.withCaller(s.postMessage))
+		e.GET(ev+"/sessions/:session/messages", s.withCaller(s.listMessages))
+		e.GET(ev+"/sessions/:session/messages/stream", s.withCaller(s.streamMessages))
 		e.GET("/api/v1/agents/me/sessions", s.withAgent(s.mySessions))
 		s.runnable["proctor_handler"] = true
 		s.runnable["collaboration_handler"] = true

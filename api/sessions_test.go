@@ -175,6 +175,14 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 		if code := cand.call("POST", sess+"/messages", `{"content":"Only what they asked for, and nothing to sell."}`, &m); code != 201 || m.Message.Sequence != 2 {
 			t.Fatalf("candidate's message: %d %+v", code, m)
 		}
+		// The same key id with a wrong secret, after the right key was
+		// seen (and remembered): still refused.
+		forged := *cand
+		last := forged.key[len(forged.key)-1]
+		forged.key = forged.key[:len(forged.key)-1] + map[bool]string{true: "0", false: "1"}[last != '0']
+		if code := forged.call("POST", sess+"/messages", `{"content":"forged"}`, nil); code != 401 {
+			t.Errorf("a forged key on a remembered key id: %d, want 401", code)
+		}
 		for name, code := range map[string]int{
 			"a bystander reads the session":  other.call("GET", sess, "", nil),
 			"a bystander reads the messages": other.call("GET", sess+"/messages", "", nil),
