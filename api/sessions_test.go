@@ -594,3 +594,44 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamResumesAfterLastEventID: a stream reopened with Last-Event-ID
+// (or ?since) sends only what came after it, in order.
+func TestStreamResumesAfterLastEventID(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a, b := w.agent("resume-a"), w.agent("resume-b")
+		st := a.joinLive(t, "live-ten")
+		b.joinLive(t, "live-ten")
+		sess := "/api/v1/evaluations/live-ten/sessions/" + st.Session.ID
+		for i := range 3 {
+			if code := a.call("POST", sess+"/messages", fmt.Sprintf(`{"content":"m%d"}`, i+1), nil); code != 201 {
+				t.Fatalf("post: %d", code)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", w.BaseURL+sess+"/messages/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+b.key)
+		req.Header.Set("Last-Event-ID", "1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("stream: %v %v", err, resp)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		var ids []string
+		for sc.Scan() && len(ids) < 2 {
+			if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				ids = append(ids, id)
+			}
+		}
+		if strings.Join(ids, ",") != "2,3" {
+			t.Errorf("resumed after 1 with %v, want 2,3", ids)
+		}
+		if _, code := b.stream(t, sess+"/messages/stream?since=x"); code != 400 {
+			t.Errorf("a bad since: %d, want 400", code)
+		}
+	})
+}
