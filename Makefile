@@ -39,6 +39,7 @@ bench:
 	$(GO) test -run '^$$' -bench PoAWFlow -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench Pages -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
 	$(GO) build -o $(BIN) ./cmd/sip

@@ -53,3 +53,7 @@ func TestDeliveryStore(t *testing.T) {
 func TestSessionStore(t *testing.T) {
 	registrytest.RunSessionStoreTests(t, func(t *testing.T) registrytest.SessionFullStore { return MustOpen(t) })
 }
+
+func BenchmarkPostFloor(b *testing.B) {
+	registrytest.BenchPostFloor(b, func(b *testing.B) registrytest.SessionFullStore { return MustOpen(b) })
+}
