@@ -153,11 +153,11 @@ func TestReconcile(t *testing.T) {
 		if len(got) != 1 || got[0] != failed+1 {
 			t.Errorf("redelivered %v, want only the latest attempt of guid-failed (%d); not %d (succeeded) nor %d (too old)", got, failed+1, okID, old)
 		}
-		repos, err := h.store.Repositories(ctx)
-		if err != nil || len(repos) != 1 || repos[0].FullName != "octo-org/sips" || repos[0].DefaultBranch != "main" {
-			t.Fatalf("repositories = %+v, %v", repos, err)
-		}
 		h.run()
+		eventually(t, "the installed repository listed", func() bool {
+			repos, err := h.store.Repositories(ctx)
+			return err == nil && len(repos) == 1 && repos[0].FullName == "octo-org/sips" && repos[0].DefaultBranch == "main"
+		})
 		h.waitCheck(h.gh.HeadSHA(pr), bot.ValidationCheck, "completed", "success")
 		main := h.gh.Head(h.repo, "main")
 		eventually(t, "the registry synced", func() bool {
@@ -183,19 +183,29 @@ func TestInstallationEvents(t *testing.T) {
 		added["repositories_added"] = []any{map[string]any{"id": repo["id"], "name": repo["name"], "full_name": repo["full_name"]}}
 		added["repositories_removed"] = []any{}
 
+		inst := h.repo.Installation
 		h.deliver("installation_repositories", newGUID(), added)
 		eventually(t, "the repository added", func() bool {
 			rs, err := h.store.Repositories(ctx)
 			return err == nil && len(rs) == 1 && rs[0].DefaultBranch == "main"
 		})
+		// GitHub removes the repository from the installation, then says so
+		// (reconciliation, running at start, sees the same state).
+		h.gh.SetInstalled(h.repo, 0)
 		h.deliver("installation_repositories", newGUID(), removed)
 		eventually(t, "the repository removed", func() bool {
 			rs, err := h.store.Repositories(ctx)
 			return err == nil && len(rs) == 0
 		})
 		deleted := fixture(t, "installation/deleted.payload.json")
-		deleted["installation"].(map[string]any)["id"] = h.repo.Installation
+		deleted["installation"].(map[string]any)["id"] = inst
+		h.gh.SetInstalled(h.repo, inst)
 		h.deliver("installation_repositories", newGUID(), added)
+		eventually(t, "the repository added again", func() bool {
+			rs, err := h.store.Repositories(ctx)
+			return err == nil && len(rs) == 1
+		})
+		h.gh.SetInstalled(h.repo, 0)
 		h.deliver("installation", newGUID(), deleted)
 		eventually(t, "the installation removed", func() bool {
 			rs, err := h.store.Repositories(ctx)

@@ -15,6 +15,7 @@ import (
 const (
 	eventCheckPull = "sip.check_pull" // check a pull request again
 	eventSync      = "sip.sync"       // sync the registry to the default branch
+	eventRefresh   = "sip.refresh_installation"
 )
 
 // target is a repository, and a pull request in it when Number > 0.
@@ -60,6 +61,8 @@ func (a *App) handle(ctx context.Context, d *registry.Delivery) error {
 			return a.checkPull(ctx, t)
 		case eventSync:
 			return a.syncRegistry(ctx, t)
+		case eventRefresh:
+			return a.refreshInstallation(ctx, t.Installation)
 		}
 		return permanent(fmt.Errorf("unknown internal event %q", d.Event))
 	}

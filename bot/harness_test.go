@@ -229,7 +229,7 @@ func (h *harness) pushEvent(branch, before, after string) map[string]any {
 // eventually waits for cond, failing the test with what describe says.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second) // a GitHub call that times out (30 s) is retried
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -113,13 +113,15 @@ func (a *App) redeliverFailed(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// refreshRepositories lists every installation's repositories.
+// refreshRepositories queues a refresh of each installation's
+// repositories (through the inbox, under the installation's key, so it
+// never races an installation event), and deactivates the repositories of
+// installations that are gone.
 func (a *App) refreshRepositories(ctx context.Context) error {
 	known, err := a.store.Repositories(ctx)
 	if err != nil {
 		return err
 	}
-	seen := map[int64]bool{}
 	installed := map[int64]bool{}
 	var errs []error
 	opts := &github.ListOptions{PerPage: 100}
@@ -133,9 +135,9 @@ func (a *App) refreshRepositories(ctx context.Context) error {
 			if in.SuspendedAt != nil {
 				continue
 			}
-			if err := a.installationRepos(ctx, in.GetID(), seen); err != nil {
+			id := fmt.Sprintf("sip:refresh:%d:%d", in.GetID(), a.now().Unix()/60)
+			if err := a.enqueue(ctx, id, eventRefresh, fmt.Sprintf("installation:%d", in.GetID()), target{Installation: in.GetID()}); err != nil {
 				errs = append(errs, err)
-				seen[-in.GetID()] = true // unknown: keep its repositories
 			}
 		}
 		if resp.NextPage == 0 {
@@ -144,11 +146,41 @@ func (a *App) refreshRepositories(ctx context.Context) error {
 		opts.Page = resp.NextPage
 	}
 	for _, r := range known {
-		if !seen[r.ID] && !seen[-r.InstallationID] {
-			if err := a.store.DeactivateRepositories(ctx, r.InstallationID, []int64{r.ID}, a.now()); err != nil {
+		if !installed[r.InstallationID] {
+			if err := a.store.DeactivateRepositories(ctx, r.InstallationID, nil, a.now()); err != nil {
 				errs = append(errs, err)
 			}
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// refreshInstallation records an installation's repositories as GitHub
+// lists them now, and deactivates the ones it no longer lists.
+func (a *App) refreshInstallation(ctx context.Context, installation int64) error {
+	seen := map[int64]bool{}
+	if err := a.installationRepos(ctx, installation, seen); err != nil {
+		return err
+	}
+	known, err := a.store.Repositories(ctx)
+	if err != nil {
+		return err
+	}
+	var gone []int64
+	var errs []error
+	for _, r := range known {
+		switch {
+		case r.InstallationID != installation:
+		case !seen[r.ID]:
+			gone = append(gone, r.ID)
+		default:
+			// A repository seen for the first time needs its sync and its
+			// pull requests' checks too (queued, deduplicated by id).
+			errs = append(errs, a.reconcileRepository(ctx, r))
+		}
+	}
+	if len(gone) > 0 {
+		errs = append(errs, a.store.DeactivateRepositories(ctx, installation, gone, a.now()))
 	}
 	return errors.Join(errs...)
 }

@@ -387,3 +387,11 @@ func (f *Fake) Close(r *Repo, p *Pull) {
 	defer f.mu.Unlock()
 	p.State = "closed"
 }
+
+// SetInstalled installs the App on a repository (installation id) or, with
+// 0, removes it, as a user would on GitHub.
+func (f *Fake) SetInstalled(r *Repo, installation int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r.Installation = installation
+}

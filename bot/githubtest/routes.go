@@ -75,8 +75,9 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 	if len(parts) == 3 {
 		repo = f.repos[parts[0]+"/"+parts[1]]
 	}
+	allowed := repo != nil && repo.Installation == inst
 	f.mu.Unlock()
-	if user != "x-access-token" || !okTok || repo == nil || repo.Installation != inst {
+	if user != "x-access-token" || !okTok || !allowed {
 		w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
 		http.Error(w, "authentication required", http.StatusUnauthorized)
 		return
@@ -126,14 +127,12 @@ func (f *Fake) routes() *http.ServeMux {
 				return
 			}
 			f.mu.Lock()
+			defer f.mu.Unlock()
 			rp := f.repos[r.PathValue("owner")+"/"+r.PathValue("repo")]
-			f.mu.Unlock()
 			if rp == nil || rp.Installation != inst {
 				writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 				return
 			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
 			h(w, r, rp)
 		}
 	}
