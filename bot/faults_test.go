@@ -206,11 +206,14 @@ func TestInstallationEvents(t *testing.T) {
 			return err == nil && len(rs) == 1
 		})
 		h.gh.SetInstalled(h.repo, 0)
-		h.deliver("installation", newGUID(), deleted)
+		guid := newGUID()
+		h.deliver("installation", guid, deleted)
+		// Work queued for the repository before (its sync) may still be
+		// retrying against the uninstalled App; the deletion itself is done.
 		eventually(t, "the installation removed", func() bool {
 			rs, err := h.store.Repositories(ctx)
-			st, _ := h.store.DeliveryStats(ctx)
-			return err == nil && len(rs) == 0 && st.Pending == 0 && st.Processing == 0
+			d, derr := h.store.Delivery(ctx, guid)
+			return err == nil && derr == nil && len(rs) == 0 && d.Status == registry.DeliveryDone
 		})
 	})
 }

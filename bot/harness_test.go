@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,7 +117,8 @@ func newHarness(t testing.TB, store bot.Store, opts ...option) *harness {
 	files[".github/sip.yml"] = "maintainers:\n  users: [maintainer]\n  teams: [octo-org/sip-editors]\nrequired_approvals: 1\n"
 	repo := gh.CreateRepo("octo-org", "sips", files)
 	h := &harness{t: t, gh: gh, repo: repo, store: store}
-	cfg := bot.Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, WebhookSecrets: []string{secret}, APIURL: gh.URL,
+	cfg := bot.Config{Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		AppID: gh.AppID, PrivateKey: gh.PrivateKey, WebhookSecrets: []string{secret}, APIURL: gh.URL,
 		Repository: "octo-org/sips", Store: store, Workers: 3, Poll: 20 * time.Millisecond, ReconcileEvery: time.Hour,
 		Backoff: func(int) time.Duration { return 100 * time.Millisecond }}
 	for _, o := range opts {
@@ -131,6 +133,14 @@ func newHarness(t testing.TB, store bot.Store, opts ...option) *harness {
 	t.Cleanup(h.srv.Close)
 	h.api = apitest.New(t, h.srv.URL)
 	return h
+}
+
+// testLog sends the App's log to the test's, shown when it fails.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // run starts the App's workers until the test ends.
