@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -632,6 +633,78 @@ func TestStreamResumesAfterLastEventID(t *testing.T) {
 		}
 		if _, code := b.stream(t, sess+"/messages/stream?since=x"); code != 400 {
 			t.Errorf("a bad since: %d, want 400", code)
+		}
+	})
+}
+
+// TestSessionEndpointsRefuseBadInput: each multi-agent endpoint answers
+// unauthenticated, malformed, wrongly typed, unknown and conflicting
+// requests with a clear error, and none of them changes anything.
+func TestSessionEndpointsRefuseBadInput(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		cand, proc := w.agent("bad-cand"), w.agent("bad-proc")
+		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# bad-cand"}`, nil)
+		cand.check(t, "identity-check")
+		const ev = "/api/v1/evaluations/non-spamminess"
+		cand.call("POST", ev+"/register", "", nil)
+		var st struct {
+			RegistrationID string `json:"registration_id"`
+		}
+		cand.call("POST", ev+"/start", "", &st)
+		reg := st.RegistrationID
+		anon := &testAgent{w: w, name: "anonymous"}
+		json := http.Header{"Content-Type": {"application/json"}}
+		for _, tc := range []struct {
+			name         string
+			who          *testAgent
+			method, path string
+			body         string
+			header       http.Header
+			want         int
+		}{
+			{"pending without a key", anon, "GET", ev + "/pending-proctor", "", nil, 401},
+			{"claim without a key", anon, "POST", ev + "/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, reg), json, 401},
+			{"claim of nothing", proc, "POST", ev + "/proctor/claim", `{}`, json, 400},
+			{"claim naming both", proc, "POST", ev + "/proctor/claim", fmt.Sprintf(`{"registration_id":%q,"session_id":"ses_x"}`, reg), json, 400},
+			{"claim, unknown field", proc, "POST", ev + "/proctor/claim", `{"registration":"x"}`, json, 400},
+			{"claim, malformed", proc, "POST", ev + "/proctor/claim", `{"registration_id":`, json, 400},
+			{"claim, not JSON", proc, "POST", ev + "/proctor/claim", `registration_id=x`, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, 415},
+			{"claim of an unknown registration", proc, "POST", ev + "/proctor/claim", `{"registration_id":"reg_nope"}`, json, 404},
+			{"claim on a single-agent evaluation", proc, "POST", "/api/v1/evaluations/poaw/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, reg), json, 409},
+			{"submit before any claim", proc, "POST", ev + "/proctor/submit", fmt.Sprintf(`{"registration_id":%q,"passed":true}`, reg), json, 404},
+			{"submit without passed", proc, "POST", ev + "/proctor/submit", fmt.Sprintf(`{"registration_id":%q}`, reg), json, 400},
+			{"submit, score over 100", proc, "POST", ev + "/proctor/submit", fmt.Sprintf(`{"registration_id":%q,"passed":true,"score":101}`, reg), json, 400},
+			{"submit, passed as text", proc, "POST", ev + "/proctor/submit", fmt.Sprintf(`{"registration_id":%q,"passed":"yes"}`, reg), json, 400},
+			{"session that does not exist", cand, "GET", ev + "/sessions/ses_nope", "", nil, 404},
+			{"messages of a session that does not exist", cand, "POST", ev + "/sessions/ses_nope/messages", `{"content":"x"}`, json, 404},
+			{"my sessions without a key", anon, "GET", "/api/v1/agents/me/sessions", "", nil, 401},
+		} {
+			h := http.Header{}
+			for k, v := range tc.header {
+				h[k] = v
+			}
+			if tc.who.key != "" {
+				h.Set("Authorization", "Bearer "+tc.who.key)
+			}
+			var body io.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			if resp := w.Do(tc.method, tc.path, body, h, nil); resp.StatusCode != tc.want {
+				t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+			}
+		}
+		// Nothing was claimed or graded by any of that.
+		var pending struct {
+			Pending []struct {
+				RegistrationID string `json:"registration_id"`
+			} `json:"pending"`
+		}
+		proc.call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 1 || pending.Pending[0].RegistrationID != reg {
+			t.Errorf("after the refusals the attempt is no longer waiting: %+v", pending)
 		}
 	})
 }
