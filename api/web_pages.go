@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,6 +64,17 @@ func (s *Server) resultRows(c echo.Context, snap *snapshot, rs []*registry.Resul
 	return out, nil
 }
 
+// catalogWithCounts is the registry as the listings show it: the current
+// snapshot and how many agents passed each evaluation.
+func (s *Server) catalogWithCounts(ctx context.Context) (*snapshot, map[string]int, error) {
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err := s.evals.PassCounts(ctx)
+	return snap, counts, err
+}
+
 type homePage struct {
 	pageBase
 	Modules []moduleGroup
@@ -73,11 +85,7 @@ type homePage struct {
 // home serves /: the active evaluations by module, and recent passes.
 func (s *Server) home(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
-	if err != nil {
-		return err
-	}
-	counts, err := s.evals.PassCounts(ctx)
+	snap, counts, err := s.catalogWithCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -117,11 +125,7 @@ type evaluationsPage struct {
 // ?module=.
 func (s *Server) evaluationsTable(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
-	if err != nil {
-		return err
-	}
-	counts, err := s.evals.PassCounts(ctx)
+	snap, counts, err := s.catalogWithCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -164,7 +168,7 @@ type evaluationPage struct {
 // evaluationDetail serves /evaluations/{sip}: the whole SIP, rendered.
 func (s *Server) evaluationDetail(c echo.Context) error {
 	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
+	snap, counts, err := s.catalogWithCounts(ctx)
 	if err != nil {
 		return err
 	}
@@ -190,10 +194,6 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 			row.CommitURL = strings.ReplaceAll(s.commitURL, "{sha}", v.CommitSHA)
 		}
 		page.Versions = append(page.Versions, row)
-	}
-	counts, err := s.evals.PassCounts(ctx)
-	if err != nil {
-		return err
 	}
 	page.Passes = counts[e.ID]
 	results, _, err := s.evals.Results(ctx, registry.ResultFilter{EvaluationID: e.ID, Limit: 20})
