@@ -137,10 +137,11 @@ func (a *App) Webhook(c echo.Context) error {
 	status, _, err := a.store.EnqueueDelivery(r.Context(), &registry.Delivery{ID: id, Event: event, Action: env.Action,
 		Key: env.key(event), Payload: body, ReceivedAt: a.now().UTC()})
 	if err != nil {
-		// 5xx: GitHub records a failed delivery, which reconciliation
-		// (or a person) redelivers.
+		// 503: GitHub records a failed delivery, which reconciliation
+		// (or a person) redelivers; nothing is acknowledged unstored.
 		a.metrics.webhook(event, "error")
-		return err
+		a.log.Error("cannot store a webhook delivery", "delivery", id, "event", event, "err", err)
+		return fmt.Errorf("storing the delivery: %v: %w", err, registry.ErrUnavailable)
 	}
 	if status == registry.DeliveryDone {
 		a.metrics.webhook(event, "duplicate")

@@ -184,3 +184,20 @@ func TestConcurrentDuplicateDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookWithoutItsDatabase: a delivery that cannot be stored is not
+// acknowledged: 503 with Retry-After, so GitHub records it as failed and
+// it is redelivered.
+func TestWebhookWithoutItsDatabase(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		store := open(t)
+		h := newHarness(t, store)
+		store.Close()
+		body, _ := os.ReadFile("testdata/github-webhooks/pull_request/opened.payload.json")
+		resp := h.post(webhookRequest{event: "pull_request", guid: newGUID(), contentType: "application/json", body: body,
+			signature: func(b []byte) string { return sign(b, secret) }})
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	})
+}
