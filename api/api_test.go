@@ -14,7 +14,6 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
@@ -32,10 +31,7 @@ var backends = map[string]func(t testing.TB) registry.Store{
 		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
 		return migrated(t, s, err)
 	},
-	"postgres": func(t testing.TB) registry.Store {
-		s, err := postgres.Open(t.Context(), postgrestest.URL(t))
-		return migrated(t, s, err)
-	},
+	"postgres": func(t testing.TB) registry.Store { return postgrestest.Open(t) },
 }
 
 func migrated(t testing.TB, s migrator, err error) registry.Store {

@@ -25,7 +25,6 @@ import (
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
-	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/sqlite"
 )
@@ -54,17 +53,7 @@ func openSQLite(t testing.TB) bot.Store {
 	return s
 }
 
-func openPostgres(t testing.TB) bot.Store {
-	s, err := postgres.Open(t.Context(), postgrestest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func openPostgres(t testing.TB) bot.Store { return postgrestest.Open(t) }
 
 // benchHarness is a harness on the named store, for benchmarks.
 func benchHarness(b *testing.B, store string) *harness {

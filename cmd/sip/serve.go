@@ -162,7 +162,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := openStore(ctx, m.DatabaseURL)
+	st, err := openStore(ctx, m.DatabaseURL, true)
 	if err != nil {
 		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
 	}

@@ -53,10 +53,14 @@ func databaseURL(e env, flagValue string) string {
 }
 
 // openStore opens the database that url names: postgres://… for
-// PostgreSQL; sqlite:PATH or a plain path for SQLite.
-func openStore(ctx context.Context, url string) (store, error) {
+// PostgreSQL; sqlite:PATH or a plain path for SQLite. A server keeps its
+// PostgreSQL connections open; a one-shot command opens what it uses.
+func openStore(ctx context.Context, url string, server bool) (store, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		if server {
+			return postgres.Open(ctx, url, postgres.KeepWarm())
+		}
 		return postgres.Open(ctx, url)
 	case strings.HasPrefix(url, "sqlite:"):
 		return sqlite.Open(ctx, strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//"))
@@ -100,7 +104,7 @@ func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
 // returns the exit code; otherwise the caller closes the store.
 func openMigrated(ctx context.Context, e env, command, flagValue string) (store, int) {
 	url := databaseURL(e, flagValue)
-	st, err := openStore(ctx, url)
+	st, err := openStore(ctx, url, false)
 	if err == nil {
 		if err = st.Migrate(ctx); err != nil {
 			st.Close()

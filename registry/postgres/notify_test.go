@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -15,18 +14,7 @@ import (
 // schema's sessions.
 func TestMessagesWakeOtherReplicas(t *testing.T) {
 	url := postgrestest.URL(t)
-	open := func() *postgres.Store {
-		s, err := postgres.Open(t.Context(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Migrate(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	a, b := open(), open()
+	a, b := postgrestest.OpenURL(t, url), postgrestest.OpenURL(t, url)
 	ctx := t.Context()
 	if _, err := registry.Sync(ctx, a, registry.Source{Files: []registry.File{siptest.SIP(1, "live", "active")}, Commit: "c1", Name: "t"}, time.Now()); err != nil {
 		t.Fatal(err)

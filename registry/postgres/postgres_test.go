@@ -10,18 +10,7 @@ import (
 )
 
 // MustOpen opens a migrated store on a new, empty schema.
-func MustOpen(t testing.TB) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(t.Context(), postgrestest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func MustOpen(t testing.TB) *postgres.Store { return postgrestest.Open(t) }
 
 func TestStore(t *testing.T) {
 	registrytest.RunStoreTests(t, func(t *testing.T) registry.Store { return MustOpen(t) })

@@ -14,13 +14,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sipregistry/sip/registry/postgres"
 )
 
 // DefaultURL is used when SIP_TEST_DATABASE_URL is not set.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // URL returns the URL of a new, empty schema for this test, dropped when
-// the test ends.
+// the test ends. For a test (not a benchmark) it asks for a pool that
+// connects as needed.
 func URL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("SIP_TEST_DATABASE_URL")
@@ -57,6 +60,12 @@ func URL(t testing.TB) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	if _, bench := t.(*testing.B); !bench {
+		// Tests run in parallel, each with its own store or server:
+		// pools that connect as needed keep them under max_connections.
+		// Benchmarks keep what a server does (postgres.KeepWarm).
+		q.Set("pool_min_conns", "0")
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -67,4 +76,26 @@ func redact(raw string) string {
 		return "(unparseable URL)"
 	}
 	return u.Redacted()
+}
+
+// Open returns a migrated store on a new, empty schema (see URL), opened
+// as a server opens it and closed when the test ends.
+func Open(t testing.TB) *postgres.Store {
+	t.Helper()
+	return OpenURL(t, URL(t))
+}
+
+// OpenURL is Open on a database the caller chose, such as another
+// replica's schema or a proxy in front of it.
+func OpenURL(t testing.TB, url string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), url, postgres.KeepWarm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
