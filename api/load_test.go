@@ -179,9 +179,8 @@ func runFlows(b *testing.B, hc *http.Client, base string, keys []string, d time.
 				defer resp.Body.Close()
 				if out != nil {
 					json.NewDecoder(resp.Body).Decode(out)
-				} else {
-					io.Copy(io.Discard, resp.Body)
 				}
+				io.Copy(io.Discard, resp.Body) // to EOF, or the connection is not reused
 				mine = append(mine, time.Since(start))
 				if resp.StatusCode >= 300 {
 					b.Errorf("%s %s: %d", method, path, resp.StatusCode)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -113,16 +114,21 @@ func BenchmarkMessageFanout(b *testing.B) {
 						req, _ := http.NewRequestWithContext(runCtx, "GET", srv.URL+"/api/v1/evaluations/pairs/sessions/"+m.session+"/messages/stream", nil)
 						req.Header.Set("Authorization", "Bearer "+m.key)
 						resp, err := client.Do(req)
-						ready.Done()
 						if err != nil {
+							ready.Done()
 							return
 						}
 						defer resp.Body.Close()
 						me := m.key[:12]
 						sc := bufio.NewScanner(resp.Body)
 						var local []time.Duration
+						listening := false
 						for sc.Scan() {
 							line := sc.Text()
+							if !listening && line == "event: session" {
+								listening = true // the stream has read the session: it is live
+								ready.Done()
+							}
 							if !strings.HasPrefix(line, "data: {\"id\":\"msg_") {
 								continue
 							}
@@ -135,13 +141,16 @@ func BenchmarkMessageFanout(b *testing.B) {
 							ns, _ := strconv.ParseInt(sent, 10, 64)
 							local = append(local, time.Since(time.Unix(0, ns)))
 						}
+						if !listening {
+							ready.Done()
+						}
 						mu.Lock()
 						deliveries = append(deliveries, local...)
 						mu.Unlock()
 					})
 				}
 				ready.Wait()
-				start := time.Now()
+				start := time.Now().Add(300 * time.Millisecond) // the schedule begins once every poster is waiting
 				var posters sync.WaitGroup
 				for i, m := range members {
 					me := m.key[:12]
@@ -161,6 +170,7 @@ func BenchmarkMessageFanout(b *testing.B) {
 								b.Error(err)
 								return
 							}
+							io.Copy(io.Discard, resp.Body) // to EOF, or the connection is not reused
 							resp.Body.Close()
 							if resp.StatusCode != 201 {
 								b.Errorf("post: %d", resp.StatusCode)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -61,7 +62,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	var fresh []registry.SessionMessage // posted through this replica, from the subscription
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
-	recheck := time.NewTicker(streamRecheck)
+	recheck := time.NewTimer(jitter(streamRecheck))
 	defer recheck.Stop()
 	for {
 		// Messages posted here come with the wake-up; when they follow
@@ -88,8 +89,9 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 			continue
 		}
 		// A wake-up that brought messages needs no look at the session:
-		// status changes come with wake-ups of their own (or the recheck).
-		if len(ms) == 0 || lastStatus != string(registry.SessionActive) || checkStatus {
+		// status changes come with bare wake-ups of their own, and the
+		// recheck covers the end of a session's time.
+		if lastStatus != string(registry.SessionActive) || checkStatus {
 			checkStatus = false
 			cur, err := s.sessions.Session(ctx, sess.ID)
 			if err != nil {
@@ -116,11 +118,13 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		case <-ctx.Done():
 			return nil
 		case <-sub.Wake():
+			// An empty take is a wake-up whose message an earlier take
+			// already had; a lost one (a bare wake-up, an overflow)
+			// means read, and may be a status change.
 			fresh, reread = sub.Take()
-			if reread || len(fresh) == 0 {
-				checkStatus = true // a bare wake-up may be a status change
-			}
+			checkStatus = reread
 		case <-recheck.C:
+			recheck.Reset(jitter(streamRecheck))
 			checkStatus, reread, fresh = true, true, nil
 		case <-keepAlive.C:
 			fresh = nil
@@ -129,6 +133,13 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 			}
 		}
 	}
+}
+
+// jitter spreads a period over ±25%, so that streams opened together do
+// not read the database together ever after: 200 streams rechecking in
+// the same few milliseconds held every post behind them for 20-50 ms.
+func jitter(d time.Duration) time.Duration {
+	return d*3/4 + rand.N(d/2)
 }
 
 // contiguous sorts the messages a subscription delivered and returns

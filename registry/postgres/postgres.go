@@ -42,6 +42,7 @@ type Store struct {
 	instance   string // tells this process's notifications from other replicas'
 	listenOnce sync.Once
 	listenDone chan struct{}
+	listening  chan struct{} // closed once the first LISTEN is in place (or failed)
 }
 
 var _ registry.Store = (*Store)(nil)

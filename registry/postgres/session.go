@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -390,25 +391,48 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 
 // Subscribe wakes on messages posted to a session by any replica: one
 // connection per process LISTENs and fans notifications out.
-func (s *Store) Subscribe(_ context.Context, sessionID string) registry.Subscription {
+//
+// The first subscriptions wait (up to firstListenWait) for the LISTEN
+// connection to be in place, so that they miss nothing posted elsewhere
+// without being woken to read again once it is: 200 streams opened
+// together at start were otherwise all sent back to the database at once.
+func (s *Store) Subscribe(ctx context.Context, sessionID string) registry.Subscription {
 	s.listenOnce.Do(func() {
-		s.listenDone = make(chan struct{})
+		s.listenDone, s.listening = make(chan struct{}), make(chan struct{})
 		go s.listen()
 	})
+	t := time.NewTimer(firstListenWait)
+	defer t.Stop()
+	select {
+	case <-s.listening:
+	case <-ctx.Done():
+	case <-t.C: // the reconnect's wake-up covers this subscriber
+	}
 	return s.broker.Subscribe(sessionID)
 }
+
+// firstListenWait bounds how long the first subscriptions wait for LISTEN.
+const firstListenWait = 2 * time.Second
 
 // listen holds a dedicated connection that LISTENs for session changes,
 // reconnecting after failures; after a reconnect every subscriber is
 // woken, since notifications may have been missed.
 func (s *Store) listen() {
 	defer close(s.listenDone)
+	var first sync.Once
+	defer first.Do(func() { close(s.listening) })
 	for s.ctx.Err() == nil {
-		err := s.listenOnConn()
+		err := s.listenOnConn(func() {
+			// Whoever subscribed before LISTEN was in place may have
+			// missed a notification: wake them to read.
+			s.broker.PublishAll()
+			first.Do(func() { close(s.listening) })
+		})
 		if s.ctx.Err() != nil {
 			return
 		}
 		_ = err
+		first.Do(func() { close(s.listening) }) // the first attempt failed: don't hold subscribers
 		s.broker.PublishAll()
 		select {
 		case <-s.ctx.Done():
@@ -418,7 +442,7 @@ func (s *Store) listen() {
 	}
 }
 
-func (s *Store) listenOnConn() error {
+func (s *Store) listenOnConn(listening func()) error {
 	pc, err := s.pool.Acquire(s.ctx)
 	if err != nil {
 		return err
@@ -432,7 +456,7 @@ func (s *Store) listenOnConn() error {
 	if _, err := conn.Exec(s.ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
-	s.broker.PublishAll()
+	listening()
 	prefix := schema + "/"
 	for {
 		n, err := conn.WaitForNotification(s.ctx)

@@ -110,7 +110,7 @@ func BenchPostFloor(b *testing.B, open func(b *testing.B) SessionFullStore) {
 		var mu sync.Mutex
 		var lat []time.Duration
 		var wg sync.WaitGroup
-		start := time.Now()
+		start := time.Now().Add(300 * time.Millisecond) // the schedule begins once every poster is waiting
 		for k := range rate * seconds {
 			i := k % len(sessions)
 			at := start.Add(time.Duration(k) * time.Second / rate)
