@@ -63,22 +63,23 @@ type challengeView struct {
 func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
 	ctx := c.Request().Context()
 	now := s.now()
-	ch, err := s.evals.OpenChallenge(ctx, reg.ID, now)
-	status := http.StatusOK
-	if errors.Is(err, registry.ErrNotFound) {
-		timeout := registry.DefaultPoAWTimeoutSeconds
-		if e.Config.PoAW != nil {
-			timeout = e.Config.PoAW.TimeoutSeconds
-		}
-		if ch, err = registry.NewChallenge(reg.ID, a.ID, now, time.Duration(timeout)*time.Second); err != nil {
-			return err
-		}
-		if err := s.evals.StartChallenge(ctx, ch); err != nil {
-			return err
-		}
-		status = http.StatusCreated
-	} else if err != nil {
+	timeout := registry.DefaultPoAWTimeoutSeconds
+	if e.Config.PoAW != nil {
+		timeout = e.Config.PoAW.TimeoutSeconds
+	}
+	fresh, err := registry.NewChallenge(reg.ID, a.ID, now, time.Duration(timeout)*time.Second)
+	if err != nil {
 		return err
+	}
+	// The open challenge if there is one (start repeated returns it),
+	// else this new one.
+	ch, created, err := s.evals.StartChallenge(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
 	}
 	fetch := "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID
 	return c.JSON(status, struct {
@@ -156,9 +157,15 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 		if err := noBody(c); err != nil {
 			return err
 		}
-		passed, detail := strings.TrimSpace(a.IdentityMD) != "", "IDENTITY.md is empty or missing"
+		// The caller's record as it is now (the route knows only its id):
+		// its identity and its claim are what is graded.
+		full, err := s.agents.AgentByID(c.Request().Context(), a.ID)
+		if err != nil {
+			return err
+		}
+		passed, detail := strings.TrimSpace(full.IdentityMD) != "", "IDENTITY.md is empty or missing"
 		if e.Handler == "x_verification_handler" {
-			passed, detail = a.Claimed(), "the agent has not been claimed by an owner on X"
+			passed, detail = full.Claimed(), "the agent has not been claimed by an owner on X"
 		}
 		if passed {
 			detail = ""

@@ -58,9 +58,9 @@ func (s *Server) withAgent(h func(c echo.Context, a *registry.Agent) error) echo
 
 // keyCache remembers which agent an API key id belongs to, with the key's
 // hash. Both never change (there is no key rotation), so the endpoints an
-// agent calls many times a second, posting and reading session messages,
-// authenticate without a query: the whole key is still compared with the
-// hash, in constant time, on every request.
+// agent calls many times a second, the evaluation lifecycle and session
+// messages, authenticate without a query: the whole key is still compared
+// with the hash, in constant time, on every request.
 type keyCache struct {
 	mu sync.Mutex
 	m  map[string]cachedKey

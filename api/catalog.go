@@ -18,9 +18,12 @@ type registryReader interface {
 }
 
 // catalog keeps the registry's entries in memory for one sync generation.
-// Every request asks the database which generation is current (one small
-// query), so a sync applied by any replica is seen by the next request,
-// and a database outage fails the request instead of serving stale data.
+// Every request asks the store which generation is current (on SQLite one
+// small query; a PostgreSQL server answers from memory kept current by
+// LISTEN), so a sync applied by any replica is seen by the next request
+// (on PostgreSQL, once its notification arrives), and a database outage
+// fails the request instead of serving stale data (on PostgreSQL once the
+// LISTEN connection drops, or within a second).
 type catalog struct {
 	store   registryReader
 	metrics *metrics

@@ -20,9 +20,8 @@ type evaluationStore interface {
 	MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (*registry.Registration, error)
 	CreateChallenge(ctx context.Context, c *registry.Challenge) error
 	Challenge(ctx context.Context, id string) (*registry.Challenge, error)
-	OpenChallenge(ctx context.Context, registrationID string, now time.Time) (*registry.Challenge, error)
 	UseChallenge(ctx context.Context, id string, at time.Time) error
-	StartChallenge(ctx context.Context, c *registry.Challenge) error
+	StartChallenge(ctx context.Context, c *registry.Challenge) (*registry.Challenge, bool, error)
 	AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (*registry.Result, error)
 	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)
 	Result(ctx context.Context, id string) (*registry.Result, error)

@@ -139,11 +139,11 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/agents/:name", s.profile)
 	}
 	if s.agents != nil && s.evals != nil {
-		e.POST("/api/v1/evaluations/:ref/register", s.withAgent(s.register))
-		e.DELETE("/api/v1/evaluations/:ref/registration", s.withAgent(s.cancel))
-		e.POST("/api/v1/evaluations/:ref/start", s.withAgent(s.start))
-		e.GET("/api/v1/evaluations/:ref/challenge/:challenge", s.withAgent(s.challenge))
-		e.POST("/api/v1/evaluations/:ref/submit", s.withAgent(s.submit))
+		e.POST("/api/v1/evaluations/:ref/register", s.withCaller(s.register))
+		e.DELETE("/api/v1/evaluations/:ref/registration", s.withCaller(s.cancel))
+		e.POST("/api/v1/evaluations/:ref/start", s.withCaller(s.start))
+		e.GET("/api/v1/evaluations/:ref/challenge/:challenge", s.withCaller(s.challenge))
+		e.POST("/api/v1/evaluations/:ref/submit", s.withCaller(s.submit))
 		e.GET("/api/v1/evaluations/:ref/results", s.listResults)
 		e.GET("/api/v1/results/:id", s.getResult)
 		e.GET("/api/v1/results/:id/trace", s.getTrace)

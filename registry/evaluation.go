@@ -215,9 +215,12 @@ type EvaluationStore interface {
 	// UseChallenge marks a challenge used. Returns ErrConflict when it
 	// was used already.
 	UseChallenge(ctx context.Context, id string, at time.Time) error
-	// StartChallenge stores a new challenge and moves its registration to
-	// in_progress, in one transaction.
-	StartChallenge(ctx context.Context, c *Challenge) error
+	// StartChallenge returns the registration's unused, unexpired
+	// challenge (as of c.CreatedAt) if it has one; otherwise it stores c
+	// and moves the registration to in_progress, in one transaction, and
+	// reports created. Returns ErrConflict when the registration is not
+	// open.
+	StartChallenge(ctx context.Context, c *Challenge) (_ *Challenge, created bool, _ error)
 	// AnswerChallenge marks a challenge used and records the result of its
 	// registration, in one transaction. Returns ErrGone when the challenge
 	// was used already, and ErrConflict as RecordResult does.

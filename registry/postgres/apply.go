@@ -83,7 +83,14 @@ func (s *Store) Apply(ctx context.Context, p *registry.Plan) (err error) {
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	if err := s.notifySync(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	s.syncCache.forget()
+	return nil
 }
 
 // entryValues are the columns $2… shared by insert and update.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,11 +19,14 @@ const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
 const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
 
-func scanRegistration(row pgx.Row) (*registry.Registration, error) {
+func scanRegistration(row pgx.Row) (*registry.Registration, error) { return scanRegistrationWith(row) }
+
+// scanRegistrationWith scans a registration followed by extra columns.
+func scanRegistrationWith(row pgx.Row, extra ...any) (*registry.Registration, error) {
 	var r registry.Registration
 	var status string
 	var started, completed *time.Time
-	if err := row.Scan(&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &r.RegisteredAt, &started, &completed); err != nil {
+	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &r.RegisteredAt, &started, &completed}, extra...)...); err != nil {
 		return nil, err
 	}
 	r.Status = registry.RegistrationStatus(status)
@@ -39,15 +43,24 @@ func scanRegistration(row pgx.Row) (*registry.Registration, error) {
 // Register opens a registration, or returns the open one.
 func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *registry.Registration, created bool, err error) {
 	defer wrap(&err, "Register")
-	tag, err := s.pool.Exec(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
-		VALUES ($1, $2, $3, $4, 'registered', $5)
-		ON CONFLICT (agent_id, evaluation_id) WHERE status IN `+openStatuses+` DO NOTHING`,
-		r.ID, r.AgentID, r.EvaluationID, r.VersionID, r.RegisteredAt)
-	if err != nil {
-		return nil, false, err
+	// One round trip: the new registration, or the open one that the
+	// insert ran into. One that a concurrent transaction committed after
+	// this statement's snapshot is not visible to it: then it is read.
+	out, err := scanRegistrationWith(s.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
+			VALUES ($1, $2, $3, $4, 'registered', $5)
+			ON CONFLICT (agent_id, evaluation_id) WHERE status IN `+openStatuses+` DO NOTHING
+			RETURNING *)
+		SELECT `+registrationColumns+`, true FROM ins r JOIN sip_versions v ON v.id = r.version_id
+		UNION ALL
+		SELECT `+registrationColumns+`, false`+registrationFrom+`
+			WHERE r.agent_id = $2 AND r.evaluation_id = $3 AND r.status IN `+openStatuses+` AND NOT EXISTS (SELECT 1 FROM ins)`,
+		r.ID, r.AgentID, r.EvaluationID, r.VersionID, r.RegisteredAt), &created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		out, err = s.OpenRegistration(ctx, r.AgentID, r.EvaluationID)
+		return out, false, err
 	}
-	open, err := s.OpenRegistration(ctx, r.AgentID, r.EvaluationID)
-	return open, tag.RowsAffected() == 1, err
+	return out, created, err
 }
 
 // OpenRegistration returns the agent's open registration for an evaluation.
@@ -122,11 +135,11 @@ func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err
 
 const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
 
-func scanChallenge(row pgx.Row) (*registry.Challenge, error) {
+func scanChallenge(row pgx.Row, extra ...any) (*registry.Challenge, error) {
 	var c registry.Challenge
 	var used *time.Time
 	var values []int32
-	if err := row.Scan(&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &c.CreatedAt, &c.ExpiresAt, &used); err != nil {
+	if err := row.Scan(append([]any{&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &c.CreatedAt, &c.ExpiresAt, &used}, extra...)...); err != nil {
 		return nil, err
 	}
 	c.Values = make([]int, len(values))
@@ -169,23 +182,27 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// StartChallenge stores a challenge and starts its registration, in one
-// statement (one round trip): the challenge is inserted only if the
+// StartChallenge returns the registration's open challenge or stores c
+// and starts the registration, in one statement (one round trip): the
+// challenge is inserted only if there is no open one and the
 // registration could be started.
-func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
-	tag, err := s.pool.Exec(ctx, `WITH started AS (
+	out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH open AS (
+			SELECT `+challengeColumns+` FROM challenges
+			WHERE registration_id = $2 AND used_at IS NULL AND expires_at > $6 ORDER BY created_at DESC LIMIT 1),
+		started AS (
 			UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $6)
-			WHERE id = $2 AND status IN ('registered', 'in_progress') RETURNING id)
-		INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-		SELECT $1, $2, $3, $4, $5, $6, $7 FROM started`, c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt)
-	if err != nil {
-		return err
+			WHERE id = $2 AND status IN ('registered', 'in_progress') AND NOT EXISTS (SELECT 1 FROM open) RETURNING id),
+		ins AS (
+			INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+			SELECT $1, $2, $3, $4, $5, $6, $7 FROM started RETURNING `+challengeColumns+`)
+		SELECT *, false FROM open UNION ALL SELECT *, true FROM ins`,
+		c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt), &created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 	}
-	if tag.RowsAffected() != 1 {
-		return fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
-	}
-	return nil
+	return out, created, err
 }
 
 // AnswerChallenge uses a challenge and records its result together, in

@@ -1,10 +1,16 @@
 package postgres_test
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -56,4 +62,70 @@ func TestMessagesWakeOtherReplicas(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("replica b was not woken by a message posted on replica a")
 	}
+}
+
+// TestSyncStateAcrossReplicas: a server's store keeps the sync state in
+// memory, yet a sync applied by another replica is seen as soon as its
+// notification arrives, one applied by this replica at once, and one
+// that never notified (a replica of an older version) within a second.
+func TestSyncStateAcrossReplicas(t *testing.T) {
+	url := postgrestest.URL(t)
+	a, b := postgrestest.OpenURL(t, url), postgrestest.OpenURL(t, url)
+	ctx := t.Context()
+	sync := func(s *postgres.Store, commit string, n int) {
+		t.Helper()
+		if _, err := registry.Sync(ctx, s, registry.Source{Files: []registry.File{siptest.SIP(n, fmt.Sprintf("e%d", n), "active")}, Commit: commit, Name: "t"}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor := func(s *postgres.Store, commit string, within time.Duration) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for {
+			st, err := s.SyncState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.CommitSHA == commit {
+				return time.Since(start)
+			}
+			if time.Since(start) > within {
+				t.Fatalf("after %v the replica still reads commit %q, want %q", within, st.CommitSHA, commit)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	sync(a, "c1", 1)
+	waitFor(b, "c1", 2*time.Second) // b's LISTEN comes up, b reads and keeps c1
+
+	sync(a, "c2", 2)
+	t.Logf("replica b saw replica a's sync after %v", waitFor(b, "c2", 500*time.Millisecond))
+
+	sync(b, "c3", 3)
+	if st, err := b.SyncState(ctx); err != nil || st.CommitSHA != "c3" {
+		t.Errorf("right after its own sync replica b reads %+v, %v", st, err)
+	}
+	waitFor(a, "c3", 500*time.Millisecond)
+
+	// No notification: the state is read again within the second.
+	conn, err := pgx.Connect(ctx, strings.Split(url, "?")[0]+"?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	schema := ""
+	for _, kv := range strings.Split(strings.SplitN(url, "?", 2)[1], "&") {
+		if v, ok := strings.CutPrefix(kv, "search_path="); ok {
+			schema = v
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // b's own notification has come back
+	waitFor(b, "c3", time.Second)     // b keeps c3 in memory
+	if _, err := conn.Exec(ctx, "UPDATE "+schema+".sync_state SET commit_sha = 'silent'"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := b.SyncState(ctx); st.CommitSHA != "c3" {
+		t.Errorf("replica b read %q: it does not keep the sync state in memory", st.CommitSHA)
+	}
+	t.Logf("a sync that never notified was seen after %v", waitFor(b, "silent", 2*time.Second))
 }

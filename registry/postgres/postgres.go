@@ -43,6 +43,8 @@ type Store struct {
 	listenOnce sync.Once
 	listenDone chan struct{}
 	listening  chan struct{} // closed once the first LISTEN is in place (or failed)
+	warm       bool          // a server's store: see KeepWarm
+	syncCache  syncCache
 }
 
 var _ registry.Store = (*Store)(nil)
@@ -52,12 +54,14 @@ type Option func(*options)
 
 type options struct{ warm bool }
 
-// KeepWarm keeps every connection of the pool open from the start, as a
-// long-running server wants: a burst of requests that finds the pool
-// short waits for new connections (a backend fork, authentication and a
-// cold statement cache each), which made the whole p99 of the first
-// seconds under load, 35-55 ms against 0.5 ms on a warm pool. A
-// pool_min_conns in the URL wins.
+// KeepWarm opens the store as a long-running server wants it:
+//   - every connection of the pool is kept open from the start: a burst
+//     of requests that finds the pool short waits for new connections (a
+//     backend fork, authentication and a cold statement cache each),
+//     which made the whole p99 of the first seconds under load, 35-55 ms
+//     against 0.5 ms on a warm pool. A pool_min_conns in the URL wins;
+//   - the sync state, which every request reads, is kept in memory while
+//     the LISTEN connection hears of every sync (see SyncState).
 func KeepWarm() Option { return func(o *options) { o.warm = true } }
 
 // Open connects to the database at url (postgres://…). The pool connects
@@ -92,7 +96,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", translate(err))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	return &Store{pool: pool, ctx: sctx, cancel: cancel, instance: registry.NewID("")}, nil
+	return &Store{pool: pool, ctx: sctx, cancel: cancel, instance: registry.NewID(""), warm: o.warm}, nil
 }
 
 // redact keeps passwords out of error text.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,12 +12,6 @@ import (
 )
 
 var _ registry.SessionStore = (*Store)(nil)
-
-// notifyChannel carries "schema/instance/session id" when a session's
-// channel changes, so the streams of every other replica wake up (a
-// replica hears its own notifications too, and ignores them: its streams
-// were told directly).
-const notifyChannel = "sip_session_messages"
 
 const sessionColumns = `s.id, s.evaluation_id, s.kind, s.status, s.registration_id, s.proctor_id, s.min_participants, s.max_participants,
 	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at`
@@ -387,90 +379,6 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 	}
 	s.broker.Publish(sessionID, nil)
 	return out, nil
-}
-
-// Subscribe wakes on messages posted to a session by any replica: one
-// connection per process LISTENs and fans notifications out.
-//
-// The first subscriptions wait (up to firstListenWait) for the LISTEN
-// connection to be in place, so that they miss nothing posted elsewhere
-// without being woken to read again once it is: 200 streams opened
-// together at start were otherwise all sent back to the database at once.
-func (s *Store) Subscribe(ctx context.Context, sessionID string) registry.Subscription {
-	s.listenOnce.Do(func() {
-		s.listenDone, s.listening = make(chan struct{}), make(chan struct{})
-		go s.listen()
-	})
-	t := time.NewTimer(firstListenWait)
-	defer t.Stop()
-	select {
-	case <-s.listening:
-	case <-ctx.Done():
-	case <-t.C: // the reconnect's wake-up covers this subscriber
-	}
-	return s.broker.Subscribe(sessionID)
-}
-
-// firstListenWait bounds how long the first subscriptions wait for LISTEN.
-const firstListenWait = 2 * time.Second
-
-// listen holds a dedicated connection that LISTENs for session changes,
-// reconnecting after failures; after a reconnect every subscriber is
-// woken, since notifications may have been missed.
-func (s *Store) listen() {
-	defer close(s.listenDone)
-	var first sync.Once
-	defer first.Do(func() { close(s.listening) })
-	for s.ctx.Err() == nil {
-		err := s.listenOnConn(func() {
-			// Whoever subscribed before LISTEN was in place may have
-			// missed a notification: wake them to read.
-			s.broker.PublishAll()
-			first.Do(func() { close(s.listening) })
-		})
-		if s.ctx.Err() != nil {
-			return
-		}
-		_ = err
-		first.Do(func() { close(s.listening) }) // the first attempt failed: don't hold subscribers
-		s.broker.PublishAll()
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (s *Store) listenOnConn(listening func()) error {
-	pc, err := s.pool.Acquire(s.ctx)
-	if err != nil {
-		return err
-	}
-	conn := pc.Hijack() // a LISTENing connection must not return to the pool
-	defer conn.Close(context.WithoutCancel(s.ctx))
-	var schema string
-	if err := conn.QueryRow(s.ctx, "SELECT current_schema()").Scan(&schema); err != nil {
-		return err
-	}
-	if _, err := conn.Exec(s.ctx, "LISTEN "+notifyChannel); err != nil {
-		return err
-	}
-	listening()
-	prefix := schema + "/"
-	for {
-		n, err := conn.WaitForNotification(s.ctx)
-		if err != nil {
-			return err
-		}
-		rest, ok := strings.CutPrefix(n.Payload, prefix)
-		if !ok {
-			continue // another schema's registry
-		}
-		if instance, id, ok := strings.Cut(rest, "/"); ok && instance != s.instance {
-			s.broker.Publish(id, nil)
-		}
-	}
 }
 
 // GradeJob ends a session, records the proctor's result of a judging job

@@ -164,11 +164,32 @@ func testChallenges(t *testing.T, s FullStore) {
 	}
 	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10))
 	c2, _ := registry.NewChallenge(r2.ID, agent.ID, t0, time.Minute)
-	if err := s.StartChallenge(ctx, c2); err != nil {
-		t.Fatal(err)
+	if got, created, err := s.StartChallenge(ctx, c2); err != nil || !created || got.ID != c2.ID || got.Nonce != c2.Nonce {
+		t.Fatalf("StartChallenge = %+v, %v, %v; want the new challenge, created", got, created, err)
 	}
 	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != registry.RegInProgress || !open.StartedAt.Equal(t0) {
 		t.Errorf("StartChallenge did not start the registration: %+v", open)
+	}
+	// Starting again returns the open challenge, whole, and stores nothing.
+	c3, _ := registry.NewChallenge(r2.ID, agent.ID, t0.Add(time.Second), time.Minute)
+	got, created, err := s.StartChallenge(ctx, c3)
+	if err != nil || created || got.ID != c2.ID || got.Nonce != c2.Nonce || len(got.Values) != 30 || !got.ExpiresAt.Equal(c2.ExpiresAt) {
+		t.Errorf("StartChallenge again = %+v, %v, %v; want the open challenge %s", got, created, err, c2.ID)
+	}
+	if _, err := s.Challenge(ctx, c3.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("a second challenge was stored: %v", err)
+	}
+	// Once it expired, a new one is made.
+	c4, _ := registry.NewChallenge(r2.ID, agent.ID, t0.Add(2*time.Minute), time.Minute)
+	if got, created, err := s.StartChallenge(ctx, c4); err != nil || !created || got.ID != c4.ID {
+		t.Errorf("StartChallenge after expiry = %+v, %v, %v; want a new challenge", got, created, err)
+	}
+	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); !open.StartedAt.Equal(t0) {
+		t.Errorf("a new challenge moved started_at: %+v", open)
+	}
+	closed, _ := registry.NewChallenge(r.ID, agent.ID, t0, time.Minute) // r was cancelled
+	if _, _, err := s.StartChallenge(ctx, closed); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("StartChallenge on a cancelled registration: %v, want ErrConflict", err)
 	}
 	res := result(mustOpenRegistration(t, s, agent, alpha), true, t0.Add(time.Second))
 	if _, err := s.AnswerChallenge(ctx, c2.ID, res, 3); err != nil {

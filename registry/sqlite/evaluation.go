@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -178,31 +179,40 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// StartChallenge stores a challenge and starts its registration.
-func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+// StartChallenge returns the registration's open challenge or stores c
+// and starts the registration, in one transaction.
+func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
 	values, err := json.Marshal(c.Values)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	tx, done, err := s.begin(ctx)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	defer done()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt)); err != nil {
-		return err
+	open, err := scanChallenge(tx.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
+		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, c.RegistrationID, formatTime(c.CreatedAt)))
+	if err == nil {
+		return open, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, err
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?)
 		WHERE id = ? AND status IN ('registered', 'in_progress')`, formatTime(c.CreatedAt), c.RegistrationID)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 	}
-	return tx.Commit()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt)); err != nil {
+		return nil, false, err
+	}
+	return c, true, tx.Commit()
 }
 
 // AnswerChallenge uses a challenge and records its result together.
