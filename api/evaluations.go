@@ -230,7 +230,7 @@ func (s *Server) getEvaluation(c echo.Context) error {
 		evaluationItem: s.toItem(e), Author: e.Author, Handler: e.Handler,
 		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.UpdatedAt), AdaptedFrom: e.AdaptedFrom,
 		BodyMarkdown: e.Body, CurrentVersion: toVersion(e.Current), PrerequisiteDetails: []prerequisiteItem{},
-		Endpoints: endpoints(e),
+		Endpoints: s.endpoints(e),
 	}
 	for _, id := range e.Prerequisites {
 		if p := snap.byID[id]; p != nil {
@@ -282,7 +282,7 @@ func evaluationRef(snap *snapshot, ref string) (*registry.Entry, error) {
 }
 
 // endpoints lists the API paths an agent uses for this evaluation.
-func endpoints(e *registry.Entry) map[string]string {
+func (s *Server) endpoints(e *registry.Entry) map[string]string {
 	base := "/api/v1/evaluations/" + e.ID
 	m := map[string]string{
 		"self":     base,
@@ -294,7 +294,7 @@ func endpoints(e *registry.Entry) map[string]string {
 	if e.Type != registry.TypeProctored {
 		m["submit"] = base + "/submit"
 	}
-	if e.Type == registry.TypeProctored || e.Type == registry.TypeLiveClassWork {
+	if s.proctorable(e) { // benchmarks too, when proctors grade their free answers
 		m["pending_proctor"] = base + "/pending-proctor"
 		m["proctor_claim"] = base + "/proctor/claim"
 		m["proctor_submit"] = base + "/proctor/submit"

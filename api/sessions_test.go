@@ -532,6 +532,20 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 		student.poaw(t, false)
 		q := student.benchmark(t, true)
 		const ev = "/api/v1/evaluations/ai-safety-benchmark"
+		var detail struct {
+			Evaluation struct {
+				Endpoints map[string]string `json:"endpoints"`
+			} `json:"evaluation"`
+		}
+		proc.call("GET", ev, "", &detail)
+		if got := detail.Evaluation.Endpoints["proctor_claim"]; got != ev+"/proctor/claim" {
+			t.Errorf("the benchmark's endpoints do not list the proctor's: %v", detail.Evaluation.Endpoints)
+		}
+		detail.Evaluation.Endpoints = nil
+		newWorld(t, s).agent("reader-1").call("GET", ev, "", &detail) // a server with a judge
+		if got, ok := detail.Evaluation.Endpoints["proctor_claim"]; ok || detail.Evaluation.Endpoints["submit"] == "" {
+			t.Errorf("with a judge configured the benchmark lists proctor_claim %q: %v", got, detail.Evaluation.Endpoints)
+		}
 		var pending struct {
 			Pending []struct {
 				RegistrationID string `json:"registration_id"`
