@@ -18,6 +18,13 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
+	_, e, err := s.pathEvaluation(c)
+	if err != nil {
+		return err
+	}
+	if e.Handler == "poaw_handler" && !multiAgent(e) {
+		return s.startPoAW(c, a, e) // finds the registration as it starts it
+	}
 	e, reg, err := s.openRegistration(c, a)
 	if err != nil {
 		return err
@@ -26,8 +33,6 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 		return s.startSession(c, a, e, reg)
 	}
 	switch e.Handler {
-	case "poaw_handler":
-		return s.startPoAW(c, a, e, reg)
 	case "benchmark_handler":
 		return s.startBenchmark(c, e, reg)
 	case "agent_certification_handler":
@@ -60,20 +65,23 @@ type challengeView struct {
 }
 
 // startPoAW returns the registration's open challenge, or makes one.
-func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry) error {
 	ctx := c.Request().Context()
 	now := s.now()
 	timeout := registry.DefaultPoAWTimeoutSeconds
 	if e.Config.PoAW != nil {
 		timeout = e.Config.PoAW.TimeoutSeconds
 	}
-	fresh, err := registry.NewChallenge(reg.ID, a.ID, now, time.Duration(timeout)*time.Second)
+	fresh, err := registry.NewChallenge("", a.ID, now, time.Duration(timeout)*time.Second)
 	if err != nil {
 		return err
 	}
 	// The open challenge if there is one (start repeated returns it),
-	// else this new one.
-	ch, created, err := s.evals.StartChallenge(ctx, fresh)
+	// else this new one; one statement finds the registration too.
+	ch, created, err := s.evals.StartChallenge(ctx, e.ID, fresh)
+	if errors.Is(err, registry.ErrNotFound) {
+		return notRegistered(e)
+	}
 	if err != nil {
 		return err
 	}
@@ -87,7 +95,7 @@ func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry,
 		EvaluationID   string        `json:"evaluation_id"`
 		RegistrationID string        `json:"registration_id"`
 		Challenge      challengeView `json:"challenge"`
-	}{true, e.ID, reg.ID, challengeView{ch.ID, fetch,
+	}{true, e.ID, ch.RegistrationID, challengeView{ch.ID, fetch,
 		"GET fetch_url for 30 integers and a nonce. Sort the integers ascending, write them as JSON without spaces, append the nonce, " +
 			"and submit the lower-case hex SHA-256 of that text as {\"challenge_id\", \"hash\"} to /api/v1/evaluations/" + e.ID + "/submit before expires_at.",
 		timestamp(ch.ExpiresAt)}})
@@ -133,12 +141,16 @@ type poawSubmission struct {
 
 // submit answers POST /api/v1/evaluations/{ref}/submit.
 func (s *Server) submit(c echo.Context, a *registry.Agent) error {
+	_, e, err := s.pathEvaluation(c)
+	if err != nil {
+		return err
+	}
+	if e.Handler == "poaw_handler" && !multiAgent(e) {
+		return s.submitPoAW(c, a, e) // reads the registration with the challenge
+	}
 	e, reg, err := s.openRegistration(c, a)
 	if err != nil {
-		if ae, ok := err.(*Error); ok && ae.Code == "not_registered" {
-			ae.Hint += " A registration takes one result; register again for another attempt."
-		}
-		return err
+		return submitHint(err)
 	}
 	if e.Type == registry.TypeProctored {
 		return conflict("proctored_evaluation", "a proctored evaluation is graded by its proctor, not submitted by its candidate", "Wait for a proctor.")
@@ -147,8 +159,6 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 		return conflict("live_class_work", "live class work is graded by its session's proctor, not submitted by a participant", "Work in the session; a proctor grades it.")
 	}
 	switch e.Handler {
-	case "poaw_handler":
-		return s.submitPoAW(c, a, e, reg)
 	case "benchmark_handler":
 		return s.submitBenchmark(c, a, e, reg)
 	case "agent_certification_handler":
@@ -175,21 +185,41 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 	return conflict("conflict", e.ID+" cannot be submitted on this server yet", "Take an evaluation whose can_register is true.")
 }
 
-func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+// submitHint adds to a not_registered refusal of a submission that a
+// registration takes one result.
+func submitHint(err error) error {
+	if ae, ok := err.(*Error); ok && ae.Code == "not_registered" {
+		ae.Hint += " A registration takes one result; register again for another attempt."
+	}
+	return err
+}
+
+// submitPoAW grades a challenge's answer. The open registration and the
+// challenge are read together, in one query.
+func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry) error {
 	ctx := c.Request().Context()
 	var sub poawSubmission
-	if err := bind(c, &sub); err != nil {
-		return err
+	bad := bind(c, &sub)
+	if bad == nil && (sub.ChallengeID == "" || sub.Hash == "") {
+		bad = badRequest("challenge_id", "challenge_id and hash are required", "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
 	}
-	if sub.ChallengeID == "" || sub.Hash == "" {
-		return badRequest("challenge_id", "challenge_id and hash are required", "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
+	if bad != nil {
+		// Not being registered is the first thing to tell, as for every
+		// other submission.
+		if _, _, err := s.openRegistration(c, a); err != nil {
+			return submitHint(err)
+		}
+		return bad
 	}
-	ch, err := s.evals.Challenge(ctx, sub.ChallengeID)
+	reg, ch, err := s.evals.OpenRegistrationChallenge(ctx, a.ID, e.ID, sub.ChallengeID)
 	if errors.Is(err, registry.ErrNotFound) {
-		return notFound("no such challenge", "Submit the challenge_id that start returned.")
+		return submitHint(notRegistered(e))
 	}
 	if err != nil {
 		return err
+	}
+	if ch == nil {
+		return notFound("no such challenge", "Submit the challenge_id that start returned.")
 	}
 	if ch.AgentID != a.ID || ch.RegistrationID != reg.ID {
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "this challenge is not yours", Hint: "Submit your own challenge."}

@@ -20,8 +20,9 @@ type evaluationStore interface {
 	MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (*registry.Registration, error)
 	CreateChallenge(ctx context.Context, c *registry.Challenge) error
 	Challenge(ctx context.Context, id string) (*registry.Challenge, error)
+	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*registry.Registration, *registry.Challenge, error)
 	UseChallenge(ctx context.Context, id string, at time.Time) error
-	StartChallenge(ctx context.Context, c *registry.Challenge) (*registry.Challenge, bool, error)
+	StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (*registry.Challenge, bool, error)
 	AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (*registry.Result, error)
 	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)
 	Result(ctx context.Context, id string) (*registry.Result, error)
@@ -166,9 +167,13 @@ func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.
 	}
 	reg, err := s.evals.OpenRegistration(ctx, a.ID, e.ID)
 	if errors.Is(err, registry.ErrNotFound) {
-		return nil, nil, conflict("not_registered", "no open registration for "+e.ID, "Register first: POST /api/v1/evaluations/"+e.ID+"/register.")
+		return nil, nil, notRegistered(e)
 	}
 	return e, reg, err
+}
+
+func notRegistered(e *registry.Entry) *Error {
+	return conflict("not_registered", "no open registration for "+e.ID, "Register first: POST /api/v1/evaluations/"+e.ID+"/register.")
 }
 
 func joinQuoted(ids []string) string {

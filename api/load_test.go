@@ -250,15 +250,13 @@ func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) flo
 				}
 				// start
 				s.SyncState(ctx)
-				es.OpenRegistration(ctx, a.ID, "poaw")
-				fresh, _ := registry.NewChallenge(reg.ID, a.ID, now, 15*time.Second)
-				ch, _, _ := es.StartChallenge(ctx, fresh)
+				fresh, _ := registry.NewChallenge("", a.ID, now, 15*time.Second)
+				ch, _, _ := es.StartChallenge(ctx, "poaw", fresh)
 				// fetch
 				es.Challenge(ctx, ch.ID)
 				// submit
 				s.SyncState(ctx)
-				es.OpenRegistration(ctx, a.ID, "poaw")
-				es.Challenge(ctx, ch.ID)
+				es.OpenRegistrationChallenge(ctx, a.ID, "poaw", ch.ID)
 				if _, err := es.AnswerChallenge(ctx, ch.ID, &registry.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: "poaw",
 					VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: "x", Passed: true, CompletedAt: now,
 					Trace: registry.NewTrace("poaw_handler", now, now, true, false, "", nil)}, 10); err != nil {

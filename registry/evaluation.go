@@ -195,6 +195,11 @@ type EvaluationStore interface {
 	// OpenRegistration returns the agent's open registration for an
 	// evaluation. Returns ErrNotFound.
 	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*Registration, error)
+	// OpenRegistrationChallenge returns the agent's open registration for
+	// an evaluation and the challenge with that id (nil when there is
+	// none), in one query: what answering a challenge reads. Returns
+	// ErrNotFound when there is no open registration.
+	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*Registration, *Challenge, error)
 	// Registration returns a registration. Returns ErrNotFound.
 	Registration(ctx context.Context, id string) (*Registration, error)
 	// VersionContent returns the SIP file of a version row. Returns
@@ -215,12 +220,14 @@ type EvaluationStore interface {
 	// UseChallenge marks a challenge used. Returns ErrConflict when it
 	// was used already.
 	UseChallenge(ctx context.Context, id string, at time.Time) error
-	// StartChallenge returns the registration's unused, unexpired
-	// challenge (as of c.CreatedAt) if it has one; otherwise it stores c
-	// and moves the registration to in_progress, in one transaction, and
-	// reports created. Returns ErrConflict when the registration is not
-	// open.
-	StartChallenge(ctx context.Context, c *Challenge) (_ *Challenge, created bool, _ error)
+	// StartChallenge starts c.AgentID's open registration for an
+	// evaluation with a challenge: it returns the registration's unused,
+	// unexpired challenge (as of c.CreatedAt) if it has one; otherwise it
+	// stores c for that registration (whatever c.RegistrationID says) and
+	// moves the registration to in_progress, in one transaction, and
+	// reports created. Returns ErrNotFound when the agent has no open
+	// registration, and ErrConflict when it cannot be started.
+	StartChallenge(ctx context.Context, evaluationID string, c *Challenge) (_ *Challenge, created bool, _ error)
 	// AnswerChallenge marks a challenge used and records the result of its
 	// registration, in one transaction. Returns ErrGone when the challenge
 	// was used already, and ErrConflict as RecordResult does.

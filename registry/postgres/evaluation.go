@@ -70,6 +70,37 @@ func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID stri
 		" WHERE r.agent_id = $1 AND r.evaluation_id = $2 AND r.status IN "+openStatuses, agentID, evaluationID))
 }
 
+// OpenRegistrationChallenge returns the agent's open registration for an
+// evaluation and the challenge with that id (nil when there is none).
+func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *registry.Registration, _ *registry.Challenge, err error) {
+	defer wrap(&err, "OpenRegistrationChallenge")
+	var (
+		c                    registry.Challenge
+		id, regID, agent, nc *string
+		values               []int32
+		created, expires     *time.Time
+		used                 *time.Time
+	)
+	r, err := scanRegistrationWith(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+`,
+			c.id, c.registration_id, c.agent_id, c.challenge_values, c.nonce, c.created_at, c.expires_at, c.used_at`+registrationFrom+`
+			LEFT JOIN challenges c ON c.id = $3
+		WHERE r.agent_id = $1 AND r.evaluation_id = $2 AND r.status IN `+openStatuses, agentID, evaluationID, challengeID),
+		&id, &regID, &agent, &values, &nc, &created, &expires, &used)
+	if err != nil || id == nil {
+		return r, nil, err
+	}
+	c.ID, c.RegistrationID, c.AgentID, c.Nonce = *id, *regID, *agent, *nc
+	c.CreatedAt, c.ExpiresAt = created.UTC(), expires.UTC()
+	if used != nil {
+		c.UsedAt = used.UTC()
+	}
+	c.Values = make([]int, len(values))
+	for i, v := range values {
+		c.Values[i] = int(v)
+	}
+	return r, &c, nil
+}
+
 // Registration returns a registration.
 func (s *Store) Registration(ctx context.Context, id string) (_ *registry.Registration, err error) {
 	defer wrap(&err, "Registration")
@@ -182,24 +213,30 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// StartChallenge returns the registration's open challenge or stores c
-// and starts the registration, in one statement (one round trip): the
-// challenge is inserted only if there is no open one and the
-// registration could be started.
-func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
+// StartChallenge returns the open challenge of the agent's registration
+// or stores c for it and starts the registration, in one statement (one
+// round trip): the challenge is inserted only if there is no open one
+// and the registration could be started.
+func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
-	out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH open AS (
+	out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
+			SELECT id FROM registrations WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')),
+		open AS (
 			SELECT `+challengeColumns+` FROM challenges
-			WHERE registration_id = $2 AND used_at IS NULL AND expires_at > $6 ORDER BY created_at DESC LIMIT 1),
+			WHERE registration_id = (SELECT id FROM reg) AND used_at IS NULL AND expires_at > $5 ORDER BY created_at DESC LIMIT 1),
 		started AS (
-			UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $6)
-			WHERE id = $2 AND status IN ('registered', 'in_progress') AND NOT EXISTS (SELECT 1 FROM open) RETURNING id),
+			UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $5)
+			WHERE id = (SELECT id FROM reg) AND status IN ('registered', 'in_progress') AND NOT EXISTS (SELECT 1 FROM open) RETURNING id),
 		ins AS (
 			INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-			SELECT $1, $2, $3, $4, $5, $6, $7 FROM started RETURNING `+challengeColumns+`)
+			SELECT $1, started.id, $2, $3, $4, $5, $6 FROM started RETURNING `+challengeColumns+`)
 		SELECT *, false FROM open UNION ALL SELECT *, true FROM ins`,
-		c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt), &created)
+		c.ID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt, evaluationID), &created)
 	if errors.Is(err, pgx.ErrNoRows) {
+		// Rare: say why.
+		if _, err := s.OpenRegistration(ctx, c.AgentID, evaluationID); err != nil {
+			return nil, false, err
+		}
 		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 	}
 	return out, created, err

@@ -163,16 +163,28 @@ func testChallenges(t *testing.T, s FullStore) {
 		t.Fatal(err)
 	}
 	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10))
-	c2, _ := registry.NewChallenge(r2.ID, agent.ID, t0, time.Minute)
-	if got, created, err := s.StartChallenge(ctx, c2); err != nil || !created || got.ID != c2.ID || got.Nonce != c2.Nonce {
+	c2, _ := registry.NewChallenge("", agent.ID, t0, time.Minute) // the store finds the registration
+	if got, created, err := s.StartChallenge(ctx, alpha.ID, c2); err != nil || !created || got.ID != c2.ID || got.Nonce != c2.Nonce || got.RegistrationID != r2.ID {
 		t.Fatalf("StartChallenge = %+v, %v, %v; want the new challenge, created", got, created, err)
 	}
 	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != registry.RegInProgress || !open.StartedAt.Equal(t0) {
 		t.Errorf("StartChallenge did not start the registration: %+v", open)
 	}
+	// What answering reads: the open registration with the challenge.
+	if reg, ch, err := s.OpenRegistrationChallenge(ctx, agent.ID, alpha.ID, c2.ID); err != nil || reg.ID != r2.ID || reg.Status != registry.RegInProgress ||
+		ch == nil || ch.ID != c2.ID || ch.Nonce != c2.Nonce || len(ch.Values) != 30 || ch.Values[3] != c2.Values[3] ||
+		!ch.ExpiresAt.Equal(c2.ExpiresAt) || !ch.CreatedAt.Equal(c2.CreatedAt) || !ch.UsedAt.IsZero() || ch.AgentID != agent.ID || ch.RegistrationID != r2.ID {
+		t.Errorf("OpenRegistrationChallenge = %+v, %+v, %v", reg, ch, err)
+	}
+	if reg, ch, err := s.OpenRegistrationChallenge(ctx, agent.ID, alpha.ID, "ch_none"); err != nil || reg.ID != r2.ID || ch != nil {
+		t.Errorf("OpenRegistrationChallenge of an unknown challenge = %+v, %+v, %v; want the registration and no challenge", reg, ch, err)
+	}
+	if _, _, err := s.OpenRegistrationChallenge(ctx, "agent_none", alpha.ID, c2.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("OpenRegistrationChallenge without a registration: %v, want ErrNotFound", err)
+	}
 	// Starting again returns the open challenge, whole, and stores nothing.
 	c3, _ := registry.NewChallenge(r2.ID, agent.ID, t0.Add(time.Second), time.Minute)
-	got, created, err := s.StartChallenge(ctx, c3)
+	got, created, err := s.StartChallenge(ctx, alpha.ID, c3)
 	if err != nil || created || got.ID != c2.ID || got.Nonce != c2.Nonce || len(got.Values) != 30 || !got.ExpiresAt.Equal(c2.ExpiresAt) {
 		t.Errorf("StartChallenge again = %+v, %v, %v; want the open challenge %s", got, created, err, c2.ID)
 	}
@@ -181,15 +193,15 @@ func testChallenges(t *testing.T, s FullStore) {
 	}
 	// Once it expired, a new one is made.
 	c4, _ := registry.NewChallenge(r2.ID, agent.ID, t0.Add(2*time.Minute), time.Minute)
-	if got, created, err := s.StartChallenge(ctx, c4); err != nil || !created || got.ID != c4.ID {
+	if got, created, err := s.StartChallenge(ctx, alpha.ID, c4); err != nil || !created || got.ID != c4.ID || got.RegistrationID != r2.ID {
 		t.Errorf("StartChallenge after expiry = %+v, %v, %v; want a new challenge", got, created, err)
 	}
 	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); !open.StartedAt.Equal(t0) {
 		t.Errorf("a new challenge moved started_at: %+v", open)
 	}
-	closed, _ := registry.NewChallenge(r.ID, agent.ID, t0, time.Minute) // r was cancelled
-	if _, _, err := s.StartChallenge(ctx, closed); !errors.Is(err, registry.ErrConflict) {
-		t.Errorf("StartChallenge on a cancelled registration: %v, want ErrConflict", err)
+	stranger, _ := registry.NewChallenge("", "agent_none", t0, time.Minute)
+	if _, _, err := s.StartChallenge(ctx, alpha.ID, stranger); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("StartChallenge without a registration: %v, want ErrNotFound", err)
 	}
 	res := result(mustOpenRegistration(t, s, agent, alpha), true, t0.Add(time.Second))
 	if _, err := s.AnswerChallenge(ctx, c2.ID, res, 3); err != nil {
@@ -199,6 +211,15 @@ func testChallenges(t *testing.T, s FullStore) {
 	again.ID = "res_again"
 	if _, err := s.AnswerChallenge(ctx, c2.ID, again, 3); !errors.Is(err, registry.ErrGone) {
 		t.Errorf("second answer: %v", err)
+	}
+	// A registration waiting for a grade cannot be started.
+	r3, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 11))
+	if _, err := s.MoveRegistration(ctx, r3.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegAwaitingGrading, t0); err != nil {
+		t.Fatal(err)
+	}
+	c5, _ := registry.NewChallenge("", agent.ID, t0, time.Minute)
+	if _, _, err := s.StartChallenge(ctx, alpha.ID, c5); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("StartChallenge of a registration awaiting a grade: %v, want ErrConflict", err)
 	}
 }
 

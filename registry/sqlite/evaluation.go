@@ -17,11 +17,14 @@ var _ registry.EvaluationStore = (*Store)(nil)
 const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
 
-func scanRegistration(row scanner) (*registry.Registration, error) {
+func scanRegistration(row scanner) (*registry.Registration, error) { return scanRegistrationWith(row) }
+
+// scanRegistrationWith scans a registration followed by extra columns.
+func scanRegistrationWith(row scanner, extra ...any) (*registry.Registration, error) {
 	var r registry.Registration
 	var status, registered string
 	var started, completed sql.NullString
-	if err := row.Scan(&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &registered, &started, &completed); err != nil {
+	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &registered, &started, &completed}, extra...)...); err != nil {
 		return nil, err
 	}
 	r.Status = registry.RegistrationStatus(status)
@@ -61,6 +64,35 @@ func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID stri
 	defer wrap(&err, "OpenRegistration")
 	return scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN "+openStatuses, agentID, evaluationID))
+}
+
+// OpenRegistrationChallenge returns the agent's open registration for an
+// evaluation and the challenge with that id (nil when there is none).
+func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *registry.Registration, _ *registry.Challenge, err error) {
+	defer wrap(&err, "OpenRegistrationChallenge")
+	var id, regID, agent, values, nonce, created, expires, used sql.NullString
+	r, err := scanRegistrationWith(s.queryRow(ctx, "SELECT "+registrationColumns+`,
+			c.id, c.registration_id, c.agent_id, c.challenge_values, c.nonce, c.created_at, c.expires_at, c.used_at`+registrationFrom+`
+			LEFT JOIN challenges c ON c.id = ?
+		WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN `+openStatuses, challengeID, agentID, evaluationID),
+		&id, &regID, &agent, &values, &nonce, &created, &expires, &used)
+	if err != nil || !id.Valid {
+		return r, nil, err
+	}
+	c := registry.Challenge{ID: id.String, RegistrationID: regID.String, AgentID: agent.String, Nonce: nonce.String}
+	if err := json.Unmarshal([]byte(values.String), &c.Values); err != nil {
+		return nil, nil, err
+	}
+	if c.CreatedAt, err = parseTime(created.String); err != nil {
+		return nil, nil, err
+	}
+	if c.ExpiresAt, err = parseTime(expires.String); err != nil {
+		return nil, nil, err
+	}
+	if c.UsedAt, err = parseTime(used.String); err != nil {
+		return nil, nil, err
+	}
+	return r, &c, nil
 }
 
 // Registration returns a registration.
@@ -179,9 +211,9 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 	return nil
 }
 
-// StartChallenge returns the registration's open challenge or stores c
-// and starts the registration, in one transaction.
-func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
+// StartChallenge returns the open challenge of the agent's registration
+// or stores c for it and starts the registration, in one transaction.
+func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
 	values, err := json.Marshal(c.Values)
 	if err != nil {
@@ -192,27 +224,33 @@ func (s *Store) StartChallenge(ctx context.Context, c *registry.Challenge) (_ *r
 		return nil, false, err
 	}
 	defer done()
+	var regID, status string
+	if err := tx.QueryRowContext(ctx, `SELECT id, status FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
+		c.AgentID, evaluationID).Scan(&regID, &status); err != nil {
+		return nil, false, err
+	}
+	if status != string(registry.RegRegistered) && status != string(registry.RegInProgress) {
+		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+	}
 	open, err := scanChallenge(tx.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
-		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, c.RegistrationID, formatTime(c.CreatedAt)))
+		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, regID, formatTime(c.CreatedAt)))
 	if err == nil {
 		return open, false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?)
-		WHERE id = ? AND status IN ('registered', 'in_progress')`, formatTime(c.CreatedAt), c.RegistrationID)
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?) WHERE id = ?`,
+		formatTime(c.CreatedAt), regID); err != nil {
 		return nil, false, err
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
-	}
+	out := *c
+	out.RegistrationID = regID
 	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt)); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, out.ID, out.RegistrationID, out.AgentID, string(values), out.Nonce, formatTime(out.CreatedAt), formatTime(out.ExpiresAt)); err != nil {
 		return nil, false, err
 	}
-	return c, true, tx.Commit()
+	return &out, true, tx.Commit()
 }
 
 // AnswerChallenge uses a challenge and records its result together.
