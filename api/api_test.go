@@ -1,12 +1,10 @@
 package api_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,33 +15,13 @@ import (
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
-	"github.com/sipregistry/sip/registry/sqlite"
+	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
-
-type migrator interface {
-	registry.Store
-	Migrate(context.Context) error
-}
 
 // backends opens a fresh, migrated store of each kind.
 var backends = map[string]func(t testing.TB) registry.Store{
-	"sqlite": func(t testing.TB) registry.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
-		return migrated(t, s, err)
-	},
+	"sqlite":   func(t testing.TB) registry.Store { return sqlitetest.Open(t) },
 	"postgres": func(t testing.TB) registry.Store { return postgrestest.Open(t) },
-}
-
-func migrated(t testing.TB, s migrator, err error) registry.Store {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // forEachBackend runs fn against a server on each store.

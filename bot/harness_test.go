@@ -26,7 +26,7 @@ import (
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
-	"github.com/sipregistry/sip/registry/sqlite"
+	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
 
 const secret = "It's a Secret to Everybody"
@@ -41,17 +41,7 @@ func stores(t *testing.T, fn func(t *testing.T, open func(t *testing.T) bot.Stor
 	}
 }
 
-func openSQLite(t testing.TB) bot.Store {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "registry.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func openSQLite(t testing.TB) bot.Store { return sqlitetest.Open(t) }
 
 func openPostgres(t testing.TB) bot.Store { return postgrestest.Open(t) }
 

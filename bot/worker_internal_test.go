@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,21 +13,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/sqlite"
+	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
 
 // TestPanicIsRecovered: a panic in the work of a delivery is a failed
 // attempt (with its stack in the error), not a dead process; the next
 // attempt succeeds.
 func TestPanicIsRecovered(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	st := sqlitetest.Open(t)
 	a, err := New(Config{AppID: 1, PrivateKey: testKey(t), WebhookSecrets: []string{"s"}, Store: st, Workers: 1,
 		Poll: 10 * time.Millisecond, ReconcileEvery: time.Hour, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
 	if err != nil {

@@ -7,21 +7,11 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/sqlite"
+	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
 
 // MustOpen opens a migrated store on a new file in a temporary folder.
-func MustOpen(t testing.TB) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "registry.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func MustOpen(t testing.TB) *sqlite.Store { return sqlitetest.Open(t) }
 
 func TestStore(t *testing.T) {
 	registrytest.RunStoreTests(t, func(t *testing.T) registry.Store { return MustOpen(t) })
