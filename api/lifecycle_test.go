@@ -461,6 +461,33 @@ func TestRegistrationRules(t *testing.T) {
 		if results.Load() != 1 || refused.Load() != 99 || me.Agent.Points != 1 {
 			t.Errorf("%d results, %d refused, %v points", results.Load(), refused.Load(), me.Agent.Points)
 		}
+		// 20 concurrent starts of PoAW make one challenge: one 201, and
+		// nineteen 200s that return it.
+		a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+		var made, same atomic.Int32
+		challenges := sync.Map{}
+		for range 20 {
+			wg.Go(func() {
+				var st struct {
+					Challenge struct{ ID string } `json:"challenge"`
+				}
+				switch code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &st); code {
+				case 201:
+					made.Add(1)
+				case 200:
+					same.Add(1)
+				default:
+					t.Errorf("start: %d", code)
+				}
+				challenges.Store(st.Challenge.ID, true)
+			})
+		}
+		wg.Wait()
+		n = 0
+		challenges.Range(func(any, any) bool { n++; return true })
+		if made.Load() != 1 || same.Load() != 19 || n != 1 {
+			t.Errorf("20 starts at once: %d made, %d returned it, %d challenges", made.Load(), same.Load(), n)
+		}
 	})
 }
 

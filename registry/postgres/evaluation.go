@@ -216,30 +216,37 @@ func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err 
 // StartChallenge returns the open challenge of the agent's registration
 // or stores c for it and starts the registration, in one statement (one
 // round trip): the challenge is inserted only if there is no open one
-// and the registration could be started.
+// and the registration could be started. Of concurrent starts one makes
+// the challenge: the others find the registration's challenge count
+// changed under them, and read again.
 func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
-	out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
-			SELECT id FROM registrations WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')),
-		open AS (
-			SELECT `+challengeColumns+` FROM challenges
-			WHERE registration_id = (SELECT id FROM reg) AND used_at IS NULL AND expires_at > $5 ORDER BY created_at DESC LIMIT 1),
-		started AS (
-			UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $5)
-			WHERE id = (SELECT id FROM reg) AND status IN ('registered', 'in_progress') AND NOT EXISTS (SELECT 1 FROM open) RETURNING id),
-		ins AS (
-			INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-			SELECT $1, started.id, $2, $3, $4, $5, $6 FROM started RETURNING `+challengeColumns+`)
-		SELECT *, false FROM open UNION ALL SELECT *, true FROM ins`,
-		c.ID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt, evaluationID), &created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Rare: say why.
-		if _, err := s.OpenRegistration(ctx, c.AgentID, evaluationID); err != nil {
-			return nil, false, err
+	for range 2 {
+		out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
+				SELECT id, challenges FROM registrations
+				WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')),
+			open AS (
+				SELECT `+challengeColumns+` FROM challenges
+				WHERE registration_id = (SELECT id FROM reg) AND used_at IS NULL AND expires_at > $5 ORDER BY created_at DESC LIMIT 1),
+			started AS (
+				UPDATE registrations r SET status = 'in_progress', started_at = COALESCE(r.started_at, $5), challenges = r.challenges + 1
+				FROM reg WHERE r.id = reg.id AND r.challenges = reg.challenges AND r.status IN ('registered', 'in_progress')
+					AND NOT EXISTS (SELECT 1 FROM open) RETURNING r.id),
+			ins AS (
+				INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+				SELECT $1, started.id, $2, $3, $4, $5, $6 FROM started RETURNING `+challengeColumns+`)
+			SELECT *, false FROM open UNION ALL SELECT *, true FROM ins`,
+			c.ID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt, evaluationID), &created)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return out, created, err
 		}
-		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+		// Nothing: no open registration, one that cannot be started, or
+		// a concurrent start made the challenge; the second round sees it.
 	}
-	return out, created, err
+	if _, err := s.OpenRegistration(ctx, c.AgentID, evaluationID); err != nil {
+		return nil, false, err
+	}
+	return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 }
 
 // AnswerChallenge uses a challenge and records its result together, in

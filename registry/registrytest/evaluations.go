@@ -31,6 +31,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"RegisterOnce", testRegisterOnce},
 		{"MoveRegistration", testMoveRegistration},
 		{"Challenges", testChallenges},
+		{"StartChallengeOnce", testStartChallengeOnce},
 		{"OneResultAndPointsOnce", testResultsAndPoints},
 		{"VersionIsPinned", testVersionPinned},
 		{"ResultPagesAndPrivacy", testResultPages},
@@ -220,6 +221,52 @@ func testChallenges(t *testing.T, s FullStore) {
 	c5, _ := registry.NewChallenge("", agent.ID, t0, time.Minute)
 	if _, _, err := s.StartChallenge(ctx, alpha.ID, c5); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("StartChallenge of a registration awaiting a grade: %v, want ErrConflict", err)
+	}
+}
+
+// testStartChallengeOnce: 20 starts of one registration at once make one
+// challenge, which all 20 return.
+func testStartChallengeOnce(t *testing.T, s FullStore) {
+	agent, alpha := evalFixture(t, s)
+	r, _, err := s.Register(t.Context(), newRegistration(t, agent, alpha, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created atomic.Int32
+	ids := sync.Map{}
+	var wg, warm sync.WaitGroup
+	gate := make(chan struct{})
+	for range 20 {
+		warm.Add(1)
+		wg.Go(func() {
+			s.OpenRegistration(t.Context(), agent.ID, alpha.ID) // a connection each, before the race
+			warm.Done()
+			<-gate
+			c, _ := registry.NewChallenge("", agent.ID, t0, time.Minute)
+			got, made, err := s.StartChallenge(t.Context(), alpha.ID, c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if made {
+				created.Add(1)
+			}
+			ids.Store(got.ID, got.RegistrationID)
+		})
+	}
+	warm.Wait()
+	close(gate)
+	wg.Wait()
+	n := 0
+	ids.Range(func(_, reg any) bool {
+		n++
+		if reg != r.ID {
+			t.Errorf("a challenge of registration %v, want %s", reg, r.ID)
+		}
+		return true
+	})
+	if created.Load() != 1 || n != 1 {
+		t.Errorf("20 starts at once: %d created, %d distinct challenges; want 1 and 1", created.Load(), n)
 	}
 }
 
