@@ -25,7 +25,7 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	if e.Handler == "poaw_handler" && !multiAgent(e) {
 		return s.startPoAW(c, a, e) // finds the registration as it starts it
 	}
-	e, reg, err := s.openRegistration(c, a)
+	reg, err := s.registrationFor(c, a, e)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 	if e.Handler == "poaw_handler" && !multiAgent(e) {
 		return s.submitPoAW(c, a, e) // reads the registration with the challenge
 	}
-	e, reg, err := s.openRegistration(c, a)
+	reg, err := s.registrationFor(c, a, e)
 	if err != nil {
 		return submitHint(err)
 	}
@@ -206,7 +206,7 @@ func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry
 	if bad != nil {
 		// Not being registered is the first thing to tell, as for every
 		// other submission.
-		if _, _, err := s.openRegistration(c, a); err != nil {
+		if _, err := s.registrationFor(c, a, e); err != nil {
 			return submitHint(err)
 		}
 		return bad

@@ -160,16 +160,21 @@ func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 // openRegistration finds the evaluation of the path and the agent's open
 // registration for it.
 func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.Entry, *registry.Registration, error) {
-	ctx := c.Request().Context()
 	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := s.evals.OpenRegistration(ctx, a.ID, e.ID)
-	if errors.Is(err, registry.ErrNotFound) {
-		return nil, nil, notRegistered(e)
-	}
+	reg, err := s.registrationFor(c, a, e)
 	return e, reg, err
+}
+
+// registrationFor finds the agent's open registration for e.
+func (s *Server) registrationFor(c echo.Context, a *registry.Agent, e *registry.Entry) (*registry.Registration, error) {
+	reg, err := s.evals.OpenRegistration(c.Request().Context(), a.ID, e.ID)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, notRegistered(e)
+	}
+	return reg, err
 }
 
 func notRegistered(e *registry.Entry) *Error {
