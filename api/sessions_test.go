@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -647,6 +648,45 @@ func TestStreamResumesAfterLastEventID(t *testing.T) {
 		}
 		if _, code := b.stream(t, sess+"/messages/stream?since=x"); code != 400 {
 			t.Errorf("a bad since: %d, want 400", code)
+		}
+	})
+}
+
+// TestStreamEndsWhenTimeIsUp: a stream says "ended" when its session's
+// time is up, with nothing else happening: a timer at ends_at, not a poll
+// (the poll is every 30 s; this waits 10 s at most).
+func TestStreamEndsWhenTimeIsUp(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		var offset atomic.Int64 // the server's clock runs, ahead of the real one by this
+		w := newWorldWith(t, s, func(c *api.Config) {
+			c.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+		})
+		a, b := w.agent("clock-a"), w.agent("clock-b")
+		a.joinLive(t, "live-ten")
+		st := b.joinLive(t, "live-ten")
+		if st.Session.EndsAt == nil {
+			t.Fatalf("the session did not start: %+v", st)
+		}
+		endsAt, err := time.Parse(time.RFC3339Nano, *st.Session.EndsAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offset.Store(int64(time.Until(endsAt) - 500*time.Millisecond)) // half a second left
+		events, code := a.stream(t, "/api/v1/evaluations/live-ten/sessions/"+st.Session.ID+"/messages/stream")
+		if code != 200 {
+			t.Fatalf("stream: %d", code)
+		}
+		opened := time.Now()
+		if ev := next(t, events, "session"); !strings.Contains(ev.Data, `"status":"active"`) {
+			t.Errorf("first event: %+v", ev)
+		}
+		ev := next(t, events, "ended")
+		if !strings.Contains(ev.Data, `"status":"ended"`) {
+			t.Errorf("ended event: %+v", ev)
+		}
+		if waited := time.Since(opened); waited < 400*time.Millisecond {
+			t.Errorf("ended after %v, before the session's time was up", waited)
 		}
 	})
 }

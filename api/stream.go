@@ -16,11 +16,14 @@ import (
 )
 
 // Stream timing: a comment keeps idle connections alive through proxies;
-// a periodic read covers a wake-up lost while a replica's LISTEN
-// connection was reconnecting.
+// a slow periodic read covers a wake-up that never came (a replica that
+// died between a commit and its NOTIFY); everything else wakes streams
+// when it happens, so an idle stream costs the database nothing: a
+// message, a status change, a LISTEN connection back after a drop, and
+// the end of a session's time (a timer).
 const (
 	streamKeepAlive = 15 * time.Second
-	streamRecheck   = 2 * time.Second
+	streamRecheck   = 30 * time.Second
 )
 
 // streamMessages answers GET …/sessions/{session}/messages/stream with
@@ -64,6 +67,9 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	defer keepAlive.Stop()
 	recheck := time.NewTimer(jitter(streamRecheck))
 	defer recheck.Stop()
+	timeUp := time.NewTimer(time.Hour) // armed at the session's ends_at
+	timeUp.Stop()
+	defer timeUp.Stop()
 	for {
 		// Messages posted here come with the wake-up; when they follow
 		// the last one sent without a gap they are sent as they are,
@@ -90,7 +96,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		}
 		// A wake-up that brought messages needs no look at the session:
 		// status changes come with bare wake-ups of their own, and the
-		// recheck covers the end of a session's time.
+		// timer with the end of the session's time.
 		if lastStatus != string(registry.SessionActive) || checkStatus {
 			checkStatus = false
 			cur, err := s.sessions.Session(ctx, sess.ID)
@@ -111,6 +117,9 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 				}
 				lastStatus = view.Status
 			}
+			if view.Status == string(registry.SessionActive) && !cur.EndsAt.IsZero() {
+				timeUp.Reset(cur.EndsAt.Sub(s.now()) + time.Millisecond)
+			}
 		}
 		rc.SetWriteDeadline(time.Time{})
 		w.Flush()
@@ -126,6 +135,8 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		case <-recheck.C:
 			recheck.Reset(jitter(streamRecheck))
 			checkStatus, reread, fresh = true, true, nil
+		case <-timeUp.C:
+			checkStatus, fresh = true, nil
 		case <-keepAlive.C:
 			fresh = nil
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
@@ -137,7 +148,8 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 
 // jitter spreads a period over ±25%, so that streams opened together do
 // not read the database together ever after: 200 streams rechecking in
-// the same few milliseconds held every post behind them for 20-50 ms.
+// the same few milliseconds (every 2 s, then) held every post behind
+// them for 20-50 ms.
 func jitter(d time.Duration) time.Duration {
 	return d*3/4 + rand.N(d/2)
 }

@@ -39,18 +39,40 @@ func (s *Store) notifyLater(sessionID string) {
 func (s *Store) runNotifier() {
 	n := &s.notifier
 	defer close(n.done)
+	backoff := notifyRetry
 	for {
 		select {
 		case <-s.ctx.Done():
-			s.flushNotifications() // best effort: streams also re-read every few seconds
+			s.flushNotifications() // best effort: streams also re-read now and then
 			return
 		case <-n.wake:
 		}
-		s.flushNotifications()
+		if s.flushNotifications() {
+			backoff = notifyRetry
+			continue
+		}
+		// The database did not take them: they were put back; try again
+		// soon, then less often, while it is away.
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
-func (s *Store) flushNotifications() {
+// notifyRetry is the first wait before notifications are sent again.
+const notifyRetry = 100 * time.Millisecond
+
+// flushNotifications sends the pending notifications in one statement.
+// When that fails they are put back, to go with the next attempt; it
+// reports whether they went.
+func (s *Store) flushNotifications() bool {
 	n := &s.notifier
 	n.mu.Lock()
 	ids := make([]string, 0, len(n.pending))
@@ -60,13 +82,23 @@ func (s *Store) flushNotifications() {
 	n.pending = nil
 	n.mu.Unlock()
 	if len(ids) == 0 {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
 	defer cancel()
-	// A failure loses only wake-ups: other replicas' streams re-read on
-	// their own within seconds.
-	s.pool.Exec(ctx, "SELECT pg_notify($1, current_schema() || '/' || $2 || '/' || id) FROM unnest($3::text[]) AS id", notifyChannel, s.instance, ids)
+	_, err := s.pool.Exec(ctx, "SELECT pg_notify($1, current_schema() || '/' || $2 || '/' || id) FROM unnest($3::text[]) AS id", notifyChannel, s.instance, ids)
+	if err == nil {
+		return true
+	}
+	n.mu.Lock()
+	if n.pending == nil {
+		n.pending = map[string]struct{}{}
+	}
+	for _, id := range ids {
+		n.pending[id] = struct{}{}
+	}
+	n.mu.Unlock()
+	return false
 }
 
 func (n *notifier) stop() {
