@@ -1,0 +1,169 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// OpenRegistrationChallenge returns the agent's open registration for an
+// evaluation and the challenge with that id (nil when there is none).
+func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *registry.Registration, _ *registry.Challenge, err error) {
+	defer wrap(&err, "OpenRegistrationChallenge")
+	var id, regID, agent, values, nonce, created, expires, used sql.NullString
+	r, err := scanRegistrationWith(s.queryRow(ctx, "SELECT "+registrationColumns+`,
+			c.id, c.registration_id, c.agent_id, c.challenge_values, c.nonce, c.created_at, c.expires_at, c.used_at`+registrationFrom+`
+			LEFT JOIN challenges c ON c.id = ?
+		WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN `+openStatuses, challengeID, agentID, evaluationID),
+		&id, &regID, &agent, &values, &nonce, &created, &expires, &used)
+	if err != nil || !id.Valid {
+		return r, nil, err
+	}
+	c := registry.Challenge{ID: id.String, RegistrationID: regID.String, AgentID: agent.String, Nonce: nonce.String}
+	if err := json.Unmarshal([]byte(values.String), &c.Values); err != nil {
+		return nil, nil, err
+	}
+	if c.CreatedAt, err = parseTime(created.String); err != nil {
+		return nil, nil, err
+	}
+	if c.ExpiresAt, err = parseTime(expires.String); err != nil {
+		return nil, nil, err
+	}
+	if c.UsedAt, err = parseTime(used.String); err != nil {
+		return nil, nil, err
+	}
+	return r, &c, nil
+}
+
+// CreateChallenge stores a new challenge.
+func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err error) {
+	defer wrap(&err, "CreateChallenge")
+	values, err := json.Marshal(c.Values)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt))
+	return err
+}
+
+func scanChallenge(row scanner) (*registry.Challenge, error) {
+	var c registry.Challenge
+	var values, created, expires string
+	var used sql.NullString
+	if err := row.Scan(&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &created, &expires, &used); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(values), &c.Values); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if c.ExpiresAt, err = parseTime(expires); err != nil {
+		return nil, err
+	}
+	c.UsedAt, err = parseTime(used.String)
+	return &c, err
+}
+
+const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
+
+// Challenge returns a challenge.
+func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
+	defer wrap(&err, "Challenge")
+	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = ?", id))
+}
+
+// OpenChallenge returns the registration's unused, unexpired challenge.
+func (s *Store) OpenChallenge(ctx context.Context, registrationID string, now time.Time) (_ *registry.Challenge, err error) {
+	defer wrap(&err, "OpenChallenge")
+	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+` FROM challenges
+		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, registrationID, formatTime(now)))
+}
+
+// UseChallenge marks a challenge used, once.
+func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err error) {
+	defer wrap(&err, "UseChallenge")
+	res, err := s.exec(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(at), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		if _, err := s.Challenge(ctx, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("challenge already used: %w", registry.ErrConflict)
+	}
+	return nil
+}
+
+// StartChallenge returns the open challenge of the agent's registration
+// or stores c for it and starts the registration, in one transaction.
+func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
+	defer wrap(&err, "StartChallenge")
+	values, err := json.Marshal(c.Values)
+	if err != nil {
+		return nil, false, err
+	}
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer done()
+	var regID, status string
+	if err := tx.QueryRowContext(ctx, `SELECT id, status FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
+		c.AgentID, evaluationID).Scan(&regID, &status); err != nil {
+		return nil, false, err
+	}
+	if status != string(registry.RegRegistered) && status != string(registry.RegInProgress) {
+		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+	}
+	open, err := scanChallenge(tx.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
+		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, regID, formatTime(c.CreatedAt)))
+	if err == nil {
+		return open, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?) WHERE id = ?`,
+		formatTime(c.CreatedAt), regID); err != nil {
+		return nil, false, err
+	}
+	out := *c
+	out.RegistrationID = regID
+	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, out.ID, out.RegistrationID, out.AgentID, string(values), out.Nonce, formatTime(out.CreatedAt), formatTime(out.ExpiresAt)); err != nil {
+		return nil, false, err
+	}
+	return &out, true, tx.Commit()
+}
+
+// AnswerChallenge uses a challenge and records its result together.
+func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+	defer wrap(&err, "AnswerChallenge")
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := tx.ExecContext(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(r.CompletedAt), challengeID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, fmt.Errorf("challenge already used: %w", registry.ErrGone)
+	}
+	out, err := s.recordResult(ctx, tx, r, points)
+	if err != nil {
+		return nil, err
+	}
+	return out, tx.Commit()
+}
