@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -409,31 +410,17 @@ func TestRegistrationRules(t *testing.T) {
 			t.Errorf("cancel without registration: %d", code)
 		}
 		// 100 concurrent registrations by one agent open one.
-		var created, existing atomic.Int32
-		ids := sync.Map{}
+		codes, ids := a.atOnce(t, 100, "/api/v1/evaluations/identity-check/register", func(body []byte) string {
+			var r struct {
+				Registration struct{ ID string } `json:"registration"`
+			}
+			json.Unmarshal(body, &r)
+			return r.Registration.ID
+		})
+		if codes[201] != 1 || codes[200] != 99 || ids != 1 {
+			t.Errorf("100 registrations at once: %v, %d ids", codes, ids)
+		}
 		var wg sync.WaitGroup
-		for range 100 {
-			wg.Go(func() {
-				var r struct {
-					Registration struct{ ID string } `json:"registration"`
-				}
-				switch code := a.call("POST", "/api/v1/evaluations/identity-check/register", "", &r); code {
-				case 201:
-					created.Add(1)
-				case 200:
-					existing.Add(1)
-				default:
-					t.Errorf("register: %d", code)
-				}
-				ids.Store(r.Registration.ID, true)
-			})
-		}
-		wg.Wait()
-		n := 0
-		ids.Range(func(any, any) bool { n++; return true })
-		if created.Load() != 1 || existing.Load() != 99 || n != 1 {
-			t.Errorf("%d created, %d existing, %d ids", created.Load(), existing.Load(), n)
-		}
 		if code := a.call("DELETE", "/api/v1/evaluations/identity-check/registration", "", nil); code != 200 {
 			t.Errorf("cancel: %d", code)
 		}
@@ -464,29 +451,15 @@ func TestRegistrationRules(t *testing.T) {
 		// 20 concurrent starts of PoAW make one challenge: one 201, and
 		// nineteen 200s that return it.
 		a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
-		var made, same atomic.Int32
-		challenges := sync.Map{}
-		for range 20 {
-			wg.Go(func() {
-				var st struct {
-					Challenge struct{ ID string } `json:"challenge"`
-				}
-				switch code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &st); code {
-				case 201:
-					made.Add(1)
-				case 200:
-					same.Add(1)
-				default:
-					t.Errorf("start: %d", code)
-				}
-				challenges.Store(st.Challenge.ID, true)
-			})
-		}
-		wg.Wait()
-		n = 0
-		challenges.Range(func(any, any) bool { n++; return true })
-		if made.Load() != 1 || same.Load() != 19 || n != 1 {
-			t.Errorf("20 starts at once: %d made, %d returned it, %d challenges", made.Load(), same.Load(), n)
+		codes, ids = a.atOnce(t, 20, "/api/v1/evaluations/poaw/start", func(body []byte) string {
+			var st struct {
+				Challenge struct{ ID string } `json:"challenge"`
+			}
+			json.Unmarshal(body, &st)
+			return st.Challenge.ID
+		})
+		if codes[201] != 1 || codes[200] != 19 || ids != 1 {
+			t.Errorf("20 starts at once: %v, %d challenges", codes, ids)
 		}
 	})
 }
@@ -587,4 +560,29 @@ func TestBodylessRequestsRefuseBodies(t *testing.T) {
 			t.Errorf("start with {}: %d", code)
 		}
 	})
+}
+
+// atOnce POSTs to path n times at once and counts the answers' statuses
+// and the distinct ids that id reads from their bodies.
+func (a *testAgent) atOnce(t *testing.T, n int, path string, id func(body []byte) string) (codes map[int]int, ids int) {
+	t.Helper()
+	var mu sync.Mutex
+	codes, seen := map[int]int{}, map[string]bool{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			var raw json.RawMessage
+			code := a.call("POST", path, "", &raw)
+			mu.Lock()
+			defer mu.Unlock()
+			codes[code]++
+			if got := id(raw); got != "" {
+				seen[got] = true
+			} else if code < 300 {
+				t.Errorf("POST %s: %d with no id in %s", path, code, raw)
+			}
+		})
+	}
+	wg.Wait()
+	return codes, len(seen)
 }
