@@ -18,10 +18,8 @@ type evaluationStore interface {
 	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*registry.Registration, error)
 	OpenRegistrations(ctx context.Context, agentID string) ([]*registry.Registration, error)
 	MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (*registry.Registration, error)
-	CreateChallenge(ctx context.Context, c *registry.Challenge) error
 	Challenge(ctx context.Context, id string) (*registry.Challenge, error)
 	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*registry.Registration, *registry.Challenge, error)
-	UseChallenge(ctx context.Context, id string, at time.Time) error
 	StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (*registry.Challenge, bool, error)
 	AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (*registry.Result, error)
 	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)

@@ -210,16 +210,8 @@ type EvaluationStore interface {
 	// MoveRegistration changes the status of a registration that is in
 	// one of from. Returns ErrConflict when it is not.
 	MoveRegistration(ctx context.Context, id string, from []RegistrationStatus, to RegistrationStatus, at time.Time) (*Registration, error)
-	// CreateChallenge stores a new challenge.
-	CreateChallenge(ctx context.Context, c *Challenge) error
 	// Challenge returns a challenge. Returns ErrNotFound.
 	Challenge(ctx context.Context, id string) (*Challenge, error)
-	// OpenChallenge returns the registration's unused, unexpired
-	// challenge. Returns ErrNotFound.
-	OpenChallenge(ctx context.Context, registrationID string, now time.Time) (*Challenge, error)
-	// UseChallenge marks a challenge used. Returns ErrConflict when it
-	// was used already.
-	UseChallenge(ctx context.Context, id string, at time.Time) error
 	// StartChallenge starts c.AgentID's open registration for an
 	// evaluation with a challenge: it returns the registration's unused,
 	// unexpired challenge (as of c.CreatedAt) if it has one; otherwise it

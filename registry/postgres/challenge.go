@@ -43,14 +43,6 @@ func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluati
 	return r, &c, nil
 }
 
-// CreateChallenge stores a new challenge.
-func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err error) {
-	defer wrap(&err, "CreateChallenge")
-	_, err = s.pool.Exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.RegistrationID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt)
-	return err
-}
-
 const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
 
 func scanChallenge(row pgx.Row, extra ...any) (*registry.Challenge, error) {
@@ -75,29 +67,6 @@ func scanChallenge(row pgx.Row, extra ...any) (*registry.Challenge, error) {
 func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
 	defer wrap(&err, "Challenge")
 	return scanChallenge(s.pool.QueryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = $1", id))
-}
-
-// OpenChallenge returns the registration's unused, unexpired challenge.
-func (s *Store) OpenChallenge(ctx context.Context, registrationID string, now time.Time) (_ *registry.Challenge, err error) {
-	defer wrap(&err, "OpenChallenge")
-	return scanChallenge(s.pool.QueryRow(ctx, "SELECT "+challengeColumns+` FROM challenges
-		WHERE registration_id = $1 AND used_at IS NULL AND expires_at > $2 ORDER BY created_at DESC LIMIT 1`, registrationID, now))
-}
-
-// UseChallenge marks a challenge used, once.
-func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err error) {
-	defer wrap(&err, "UseChallenge")
-	tag, err := s.pool.Exec(ctx, "UPDATE challenges SET used_at = $1 WHERE id = $2 AND used_at IS NULL", at, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() != 1 {
-		if _, err := s.Challenge(ctx, id); err != nil {
-			return err
-		}
-		return fmt.Errorf("challenge already used: %w", registry.ErrConflict)
-	}
-	return nil
 }
 
 // StartChallenge returns the open challenge of the agent's registration

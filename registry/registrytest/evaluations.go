@@ -122,51 +122,20 @@ func testMoveRegistration(t *testing.T, s FullStore) {
 func testChallenges(t *testing.T, s FullStore) {
 	ctx := t.Context()
 	agent, alpha := evalFixture(t, s)
-	r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 0))
-	c, err := registry.NewChallenge(r.ID, agent.ID, t0, 15*time.Second)
+	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10))
+	c2, err := registry.NewChallenge("", agent.ID, t0, time.Minute) // the store finds the registration
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateChallenge(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Challenge(ctx, c.ID)
-	if err != nil || got.Nonce != c.Nonce || len(got.Values) != 30 || got.Values[7] != c.Values[7] || !got.ExpiresAt.Equal(c.ExpiresAt) {
-		t.Fatalf("%+v, %v", got, err)
-	}
-	if open, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Second)); err != nil || open.ID != c.ID {
-		t.Errorf("open challenge: %v", err)
-	}
-	if _, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Minute)); !errors.Is(err, registry.ErrNotFound) {
-		t.Errorf("expired challenge still open: %v", err)
-	}
-	var uses atomic.Int32
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Go(func() {
-			if err := s.UseChallenge(ctx, c.ID, t0.Add(time.Second)); err == nil {
-				uses.Add(1)
-			} else if !errors.Is(err, registry.ErrConflict) {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if uses.Load() != 1 {
-		t.Errorf("challenge used %d times", uses.Load())
-	}
-	if _, err := s.OpenChallenge(ctx, r.ID, t0.Add(time.Second)); !errors.Is(err, registry.ErrNotFound) {
-		t.Errorf("used challenge still open: %v", err)
-	}
-
-	// Starting and answering in one transaction each.
-	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegCancelled, t0); err != nil {
-		t.Fatal(err)
-	}
-	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10))
-	c2, _ := registry.NewChallenge("", agent.ID, t0, time.Minute) // the store finds the registration
 	if got, created, err := s.StartChallenge(ctx, alpha.ID, c2); err != nil || !created || got.ID != c2.ID || got.Nonce != c2.Nonce || got.RegistrationID != r2.ID {
 		t.Fatalf("StartChallenge = %+v, %v, %v; want the new challenge, created", got, created, err)
+	}
+	got, err := s.Challenge(ctx, c2.ID)
+	if err != nil || got.Nonce != c2.Nonce || len(got.Values) != 30 || got.Values[7] != c2.Values[7] || !got.ExpiresAt.Equal(c2.ExpiresAt) || got.RegistrationID != r2.ID {
+		t.Fatalf("Challenge = %+v, %v", got, err)
+	}
+	if _, err := s.Challenge(ctx, "ch_none"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("an unknown challenge: %v, want ErrNotFound", err)
 	}
 	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != registry.RegInProgress || !open.StartedAt.Equal(t0) {
 		t.Errorf("StartChallenge did not start the registration: %+v", open)
@@ -204,14 +173,29 @@ func testChallenges(t *testing.T, s FullStore) {
 	if _, _, err := s.StartChallenge(ctx, alpha.ID, stranger); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("StartChallenge without a registration: %v, want ErrNotFound", err)
 	}
-	res := result(mustOpenRegistration(t, s, agent, alpha), true, t0.Add(time.Second))
-	if _, err := s.AnswerChallenge(ctx, c2.ID, res, 3); err != nil {
-		t.Fatal(err)
+	// Ten answers at once: one is recorded, the others find it used.
+	var answered, gone atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			res := result(r2, true, t0.Add(time.Second))
+			res.ID = fmt.Sprintf("res_%s_%d", r2.ID, i)
+			switch _, err := s.AnswerChallenge(ctx, c2.ID, res, 3); {
+			case err == nil:
+				answered.Add(1)
+			case errors.Is(err, registry.ErrGone):
+				gone.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
 	}
-	again := result(r2, true, t0.Add(time.Second))
-	again.ID = "res_again"
-	if _, err := s.AnswerChallenge(ctx, c2.ID, again, 3); !errors.Is(err, registry.ErrGone) {
-		t.Errorf("second answer: %v", err)
+	wg.Wait()
+	if answered.Load() != 1 || gone.Load() != 9 {
+		t.Errorf("ten answers at once: %d recorded, %d gone; want 1 and 9", answered.Load(), gone.Load())
+	}
+	if got, _ := s.Challenge(ctx, c2.ID); got.UsedAt.IsZero() {
+		t.Error("the answered challenge is not marked used")
 	}
 	// A registration waiting for a grade cannot be started.
 	r3, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 11))

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -40,18 +39,6 @@ func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluati
 	return r, &c, nil
 }
 
-// CreateChallenge stores a new challenge.
-func (s *Store) CreateChallenge(ctx context.Context, c *registry.Challenge) (err error) {
-	defer wrap(&err, "CreateChallenge")
-	values, err := json.Marshal(c.Values)
-	if err != nil {
-		return err
-	}
-	_, err = s.exec(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.ID, c.RegistrationID, c.AgentID, string(values), c.Nonce, formatTime(c.CreatedAt), formatTime(c.ExpiresAt))
-	return err
-}
-
 func scanChallenge(row scanner) (*registry.Challenge, error) {
 	var c registry.Challenge
 	var values, created, expires string
@@ -79,29 +66,6 @@ const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce
 func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
 	defer wrap(&err, "Challenge")
 	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = ?", id))
-}
-
-// OpenChallenge returns the registration's unused, unexpired challenge.
-func (s *Store) OpenChallenge(ctx context.Context, registrationID string, now time.Time) (_ *registry.Challenge, err error) {
-	defer wrap(&err, "OpenChallenge")
-	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+` FROM challenges
-		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, registrationID, formatTime(now)))
-}
-
-// UseChallenge marks a challenge used, once.
-func (s *Store) UseChallenge(ctx context.Context, id string, at time.Time) (err error) {
-	defer wrap(&err, "UseChallenge")
-	res, err := s.exec(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(at), id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		if _, err := s.Challenge(ctx, id); err != nil {
-			return err
-		}
-		return fmt.Errorf("challenge already used: %w", registry.ErrConflict)
-	}
-	return nil
 }
 
 // StartChallenge returns the open challenge of the agent's registration
