@@ -254,15 +254,6 @@ func testStartChallengeOnce(t *testing.T, s FullStore) {
 	}
 }
 
-func mustOpenRegistration(t *testing.T, s FullStore, agent *registry.Agent, e *registry.Entry) *registry.Registration {
-	t.Helper()
-	r, err := s.OpenRegistration(t.Context(), agent.ID, e.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func result(r *registry.Registration, passed bool, at time.Time) *registry.Result {
 	return &registry.Result{ID: "res_" + r.ID, RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID,
 		VersionID: r.VersionID, Version: r.Version, ContentSHA256: "x", Passed: passed, CompletedAt: at,
