@@ -339,7 +339,21 @@ func TestPoAWRules(t *testing.T) {
 		if code := b.call("GET", first.Challenge.FetchURL, "", nil); code != 403 {
 			t.Errorf("another agent's challenge: %d", code)
 		}
+		// Start and submit find the registration in the statement that
+		// does their work; without one they say so.
+		for _, tt := range []struct{ path, body string }{
+			{"/api/v1/evaluations/poaw/start", ""},
+			{"/api/v1/evaluations/poaw/submit", `{"challenge_id":"` + first.Challenge.ID + `","hash":"x"}`},
+		} {
+			var e errorResponse
+			if code := b.call("POST", tt.path, tt.body, &e); code != 409 || e.ErrorDetail.Code != "not_registered" {
+				t.Errorf("%s without a registration: %d %+v, want 409 not_registered", tt.path, code, e)
+			}
+		}
 		b.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+		if code := b.call("POST", "/api/v1/evaluations/poaw/submit", `{"challenge_id":"ch_none","hash":"x"}`, nil); code != 404 {
+			t.Errorf("submitting an unknown challenge: %d, want 404", code)
+		}
 		if code := b.call("POST", "/api/v1/evaluations/poaw/submit", `{"challenge_id":"`+first.Challenge.ID+`","hash":"x"}`, nil); code != 403 {
 			t.Errorf("submitting another agent's challenge: %d", code)
 		}

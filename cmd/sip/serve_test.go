@@ -155,6 +155,20 @@ func TestServeBadConfig(t *testing.T) {
 	}
 }
 
+// TestServeBadPoolSettings: a pool setting that does not parse is a
+// configuration error that names the setting and never shows the
+// password.
+func TestServeBadPoolSettings(t *testing.T) {
+	t.Parallel()
+	for _, setting := range []string{"pool_min_conns=many", "pool_max_conns=-"} {
+		code, _, errOut := runSip(t, "serve", "--db", "postgres://postgres:s3cret@127.0.0.1:1/x?"+setting)
+		name, _, _ := strings.Cut(setting, "=")
+		if code != exitConfig || !strings.Contains(errOut, "cannot parse "+name) || strings.Contains(errOut, "s3cret") {
+			t.Errorf("%s: exit %d, stderr %q; want %d naming %s without the password", setting, code, errOut, exitConfig, name)
+		}
+	}
+}
+
 func TestServeAgents(t *testing.T) {
 	t.Parallel()
 	m := MustRunMain(t, &Main{BaseURL: "https://sip.example"})

@@ -99,13 +99,21 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	return &Store{pool: pool, ctx: sctx, cancel: cancel, instance: registry.NewID(""), warm: o.warm}, nil
 }
 
-// redact keeps passwords out of error text.
+// redact keeps passwords out of error text. pgx's parse errors read
+// "cannot parse `URL`: what (cause)"; the URL and the cause (which may
+// quote the URL) are left out, what is wrong is kept.
 func redact(err error) string {
 	var pe *pgconn.ParseConfigError
-	if errors.As(err, &pe) {
+	if !errors.As(err, &pe) {
+		return err.Error()
+	}
+	text := pe.Error()
+	i := strings.LastIndex(text, "`: ")
+	if i < 0 {
 		return "invalid database URL"
 	}
-	return err.Error()
+	what, _, _ := strings.Cut(text[i+3:], " (")
+	return "invalid database URL: " + what
 }
 
 // Migrate applies the embedded schema migrations, holding a PostgreSQL
