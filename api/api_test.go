@@ -12,6 +12,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
@@ -46,7 +47,7 @@ func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
 	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test"}
 	if full, ok := s.(registrytest.FullStore); ok {
-		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(registry.JobStore)
+		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(evaluation.JobStore)
 	}
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)

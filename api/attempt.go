@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // start answers POST /api/v1/evaluations/{ref}/start.
@@ -38,8 +39,8 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	case "agent_certification_handler":
 		return s.startCertification(c, a, e, reg)
 	case "identity_check_handler", "x_verification_handler":
-		if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
-			registry.RegInProgress, s.now()); err != nil {
+		if _, err := s.evals.MoveRegistration(ctx, reg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered, evaluation.RegInProgress},
+			evaluation.RegInProgress, s.now()); err != nil {
 			return err
 		}
 		instructions := "Upload IDENTITY.md with PUT /api/v1/agents/me/identity, then submit {} to /api/v1/evaluations/" + e.ID + "/submit."
@@ -72,7 +73,7 @@ func (s *Server) startPoAW(c echo.Context, a *registry.Agent, e *registry.Entry)
 	if e.Config.PoAW != nil {
 		timeout = e.Config.PoAW.TimeoutSeconds
 	}
-	fresh, err := registry.NewChallenge("", a.ID, now, time.Duration(timeout)*time.Second)
+	fresh, err := evaluation.NewChallenge("", a.ID, now, time.Duration(timeout)*time.Second)
 	if err != nil {
 		return err
 	}
@@ -228,11 +229,11 @@ func (s *Server) submitPoAW(c echo.Context, a *registry.Agent, e *registry.Entry
 	if !ch.UsedAt.IsZero() {
 		return errChallengeUsed
 	}
-	at := attempt{challenge: ch.ID, started: ch.CreatedAt, inputs: map[string]string{"challenge_id": ch.ID, "hash": registry.HashInput(sub.Hash)}}
+	at := attempt{challenge: ch.ID, started: ch.CreatedAt, inputs: map[string]string{"challenge_id": ch.ID, "hash": evaluation.HashInput(sub.Hash)}}
 	switch {
 	case now.After(ch.ExpiresAt):
 		at.late, at.detail = true, "answered after expires_at"
-	case !registry.CheckPoAW(ch, sub.Hash):
+	case !evaluation.CheckPoAW(ch, sub.Hash):
 		at.detail = "the hash does not match the sorted values and nonce"
 	default:
 		at.passed = true
@@ -254,7 +255,7 @@ type attempt struct {
 }
 
 // grade records the result of an attempt with its execution record.
-func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration, at attempt) error {
+func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg *evaluation.Registration, at attempt) error {
 	now := s.now()
 	started := at.started
 	if started.IsZero() {
@@ -263,12 +264,12 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 	if started.IsZero() {
 		started = reg.RegisteredAt
 	}
-	trace := registry.NewTrace(e.Handler, started, now, at.passed, at.late, at.detail, at.inputs)
+	trace := evaluation.NewTrace(e.Handler, started, now, at.passed, at.late, at.detail, at.inputs)
 	sha, err := s.versionSHA(c.Request().Context(), e, reg)
 	if err != nil {
 		return err
 	}
-	res := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
+	res := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: reg.VersionID,
 		Version: reg.Version, ContentSHA256: sha, Passed: at.passed, Score: at.score, MaxScore: at.maxScore, CompletedAt: now, Trace: trace,
 		Details: map[string]any{}}
 	if at.detail != "" {
@@ -277,7 +278,7 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 	if at.passed && e.Config.ValidDays > 0 {
 		res.ExpiresAt = now.AddDate(0, 0, e.Config.ValidDays)
 	}
-	var saved *registry.Result
+	var saved *evaluation.Result
 	if at.challenge != "" {
 		saved, err = s.evals.AnswerChallenge(c.Request().Context(), at.challenge, res, e.Points)
 	} else {
@@ -300,7 +301,7 @@ func (s *Server) grade(c echo.Context, a *registry.Agent, e *registry.Entry, reg
 
 // versionSHA is the content hash of the SIP version a registration was
 // made under (the current one unless the SIP changed since).
-func (s *Server) versionSHA(ctx context.Context, e *registry.Entry, reg *registry.Registration) (string, error) {
+func (s *Server) versionSHA(ctx context.Context, e *registry.Entry, reg *evaluation.Registration) (string, error) {
 	if reg.VersionID == e.Current.ID {
 		return e.Current.ContentSHA256, nil
 	}

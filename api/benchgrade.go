@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 )
 
@@ -24,7 +25,7 @@ type freeAnswer struct {
 }
 
 // freeAnswers reads a benchmark attempt's free answers from its job.
-func (s *Server) freeAnswers(c echo.Context, e *registry.Entry, reg *registry.Registration) ([]freeAnswer, error) {
+func (s *Server) freeAnswers(c echo.Context, e *registry.Entry, reg *evaluation.Registration) ([]freeAnswer, error) {
 	job, err := s.jobs.JobByRegistration(c.Request().Context(), reg.ID)
 	if err != nil {
 		return nil, err
@@ -118,10 +119,10 @@ func (s *Server) gradeBenchmark(c echo.Context, a *registry.Agent, registrationI
 	if !passed {
 		detail = fmt.Sprintf("scored %g of %g; free answers graded by proctor %s", score, maxScore, a.Name)
 	}
-	r := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: reg.AgentID, EvaluationID: e.ID, VersionID: reg.VersionID,
+	r := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: reg.AgentID, EvaluationID: e.ID, VersionID: reg.VersionID,
 		Version: reg.Version, ContentSHA256: sha, Passed: passed, Score: &score, MaxScore: &maxScore, CompletedAt: now,
-		Trace: registry.NewTrace(e.Handler, job.CreatedAt, now, passed, false, detail,
-			map[string]string{"submission": registry.HashInput(json.RawMessage(job.Submission))}),
+		Trace: evaluation.NewTrace(e.Handler, job.CreatedAt, now, passed, false, detail,
+			map[string]string{"submission": evaluation.HashInput(json.RawMessage(job.Submission))}),
 		Details: map[string]any{"session_id": sess.ID, "proctor_agent_id": a.ID, "proctor_feedback": feedback, "scores": verdict.Scores}}
 	if passed && e.Config.ValidDays > 0 {
 		r.ExpiresAt = now.AddDate(0, 0, e.Config.ValidDays)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 type sipItem struct {
@@ -132,13 +133,13 @@ func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent,
 }
 
 // agentState is an agent's open registrations and valid passes, by evaluation.
-func (s *Server) agentState(c echo.Context, a *registry.Agent) (map[string]*registry.Registration, map[string]*registry.Result, error) {
+func (s *Server) agentState(c echo.Context, a *registry.Agent) (map[string]*evaluation.Registration, map[string]*evaluation.Result, error) {
 	ctx := c.Request().Context()
 	regs, err := s.evals.OpenRegistrations(ctx, a.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	open := map[string]*registry.Registration{}
+	open := map[string]*evaluation.Registration{}
 	for _, r := range regs {
 		open[r.EvaluationID] = r
 	}

@@ -11,15 +11,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 )
 
 // jobStore is what the API needs of judging jobs.
 type jobStore interface {
-	CreateJob(ctx context.Context, j *registry.Job) (*registry.Job, bool, error)
-	Job(ctx context.Context, id string) (*registry.Job, error)
-	JobByRegistration(ctx context.Context, registrationID string) (*registry.Job, error)
-	SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (*registry.Job, error)
+	CreateJob(ctx context.Context, j *evaluation.Job) (*evaluation.Job, bool, error)
+	Job(ctx context.Context, id string) (*evaluation.Job, error)
+	JobByRegistration(ctx context.Context, registrationID string) (*evaluation.Job, error)
+	SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (*evaluation.Job, error)
 	ExpireJob(ctx context.Context, id string, at time.Time) error
 }
 
@@ -34,9 +35,9 @@ type questionView struct {
 }
 
 // startBenchmark hands out the questions without their answers.
-func (s *Server) startBenchmark(c echo.Context, e *registry.Entry, reg *registry.Registration) error {
-	moved, err := s.evals.MoveRegistration(c.Request().Context(), reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
-		registry.RegInProgress, s.now())
+func (s *Server) startBenchmark(c echo.Context, e *registry.Entry, reg *evaluation.Registration) error {
+	moved, err := s.evals.MoveRegistration(c.Request().Context(), reg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered, evaluation.RegInProgress},
+		evaluation.RegInProgress, s.now())
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ type benchmarkSubmission struct {
 
 // submitBenchmark grades multiple choice at once and queues free-response
 // answers for the judge.
-func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.Entry, reg *evaluation.Registration) error {
 	var sub benchmarkSubmission
 	if err := bind(c, &sub); err != nil {
 		return err
@@ -96,7 +97,7 @@ func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.
 		}
 	}
 	late := now.After(reg.StartedAt.Add(time.Duration(cfg.TimeLimitMinutes) * time.Minute))
-	inputs := map[string]string{"answers": registry.HashInput(sub.Answers)}
+	inputs := map[string]string{"answers": evaluation.HashInput(sub.Answers)}
 	if late || !free {
 		passed := !late && total > 0 && choice/total*100 >= cfg.PassingScore
 		detail := ""
@@ -110,8 +111,8 @@ func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.
 	}
 	submission, _ := json.Marshal(judge.BenchmarkSubmission{Answers: sub.Answers})
 	partial, _ := json.Marshal(judge.BenchmarkPartial{ChoicePoints: choice, TotalPoints: total})
-	job, _, err := s.jobs.CreateJob(c.Request().Context(), &registry.Job{ID: registry.NewID("job_"), RegistrationID: reg.ID, AgentID: a.ID,
-		EvaluationID: e.ID, Status: registry.JobPending, CreatedAt: reg.StartedAt})
+	job, _, err := s.jobs.CreateJob(c.Request().Context(), &evaluation.Job{ID: registry.NewID("job_"), RegistrationID: reg.ID, AgentID: a.ID,
+		EvaluationID: e.ID, Status: evaluation.JobPending, CreatedAt: reg.StartedAt})
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (s *Server) submitBenchmark(c echo.Context, a *registry.Agent, e *registry.
 }
 
 // queue submits a job for the judge and answers 202.
-func (s *Server) queue(c echo.Context, e *registry.Entry, reg *registry.Registration, job *registry.Job, submission, partial []byte) error {
+func (s *Server) queue(c echo.Context, e *registry.Entry, reg *evaluation.Registration, job *evaluation.Job, submission, partial []byte) error {
 	ctx := c.Request().Context()
 	queued, err := s.jobs.SubmitJob(ctx, job.ID, submission, partial, s.now())
 	if errors.Is(err, registry.ErrConflict) {
@@ -129,7 +130,7 @@ func (s *Server) queue(c echo.Context, e *registry.Entry, reg *registry.Registra
 		return err
 	}
 	job = queued
-	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegInProgress}, registry.RegAwaitingGrading, s.now()); err != nil {
+	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []evaluation.RegistrationStatus{evaluation.RegInProgress}, evaluation.RegAwaitingGrading, s.now()); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, struct {
@@ -148,18 +149,18 @@ type promptView struct {
 
 // startCertification opens the registration's one job and hands out the
 // prompts; the rubric and should lists stay with the judge.
-func (s *Server) startCertification(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+func (s *Server) startCertification(c echo.Context, a *registry.Agent, e *registry.Entry, reg *evaluation.Registration) error {
 	ctx := c.Request().Context()
 	now := s.now()
 	cfg := e.Config.Certification
 	nonce := registry.NewID("")
-	job, created, err := s.jobs.CreateJob(ctx, &registry.Job{ID: registry.NewID("job_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
-		Status: registry.JobPending, Nonce: nonce, NonceExpiresAt: now.Add(time.Duration(cfg.NonceValidityMinutes) * time.Minute), CreatedAt: now})
+	job, created, err := s.jobs.CreateJob(ctx, &evaluation.Job{ID: registry.NewID("job_"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
+		Status: evaluation.JobPending, Nonce: nonce, NonceExpiresAt: now.Add(time.Duration(cfg.NonceValidityMinutes) * time.Minute), CreatedAt: now})
 	if err != nil {
 		return err
 	}
-	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
-		registry.RegInProgress, now); err != nil && !errors.Is(err, registry.ErrConflict) {
+	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered, evaluation.RegInProgress},
+		evaluation.RegInProgress, now); err != nil && !errors.Is(err, registry.ErrConflict) {
 		return err
 	}
 	prompts := make([]promptView, 0, len(cfg.Prompts))
@@ -197,7 +198,7 @@ type certificationSubmission struct {
 
 // submitCertification checks the nonce and the transcript and queues the
 // job for the judge.
-func (s *Server) submitCertification(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+func (s *Server) submitCertification(c echo.Context, a *registry.Agent, e *registry.Entry, reg *evaluation.Registration) error {
 	ctx := c.Request().Context()
 	var sub certificationSubmission
 	if err := bind(c, &sub); err != nil {
@@ -233,12 +234,12 @@ func (s *Server) submitCertification(c echo.Context, a *registry.Agent, e *regis
 		return badRequest("transcript", "every prompt must be answered exactly once", "Answer all the prompts start returned.")
 	}
 	now := s.now()
-	if now.After(job.NonceExpiresAt) && job.Status == registry.JobPending {
+	if now.After(job.NonceExpiresAt) && job.Status == evaluation.JobPending {
 		if err := s.jobs.ExpireJob(ctx, job.ID, now); err != nil && !errors.Is(err, registry.ErrConflict) {
 			return err
 		}
 		return s.grade(c, a, e, reg, attempt{late: true, detail: "submitted after nonce_expires_at", started: job.CreatedAt,
-			inputs: map[string]string{"transcript": registry.HashInput(sub.Transcript)}})
+			inputs: map[string]string{"transcript": evaluation.HashInput(sub.Transcript)}})
 	}
 	submission, _ := json.Marshal(sub.Transcript)
 	submission, _ = json.Marshal(map[string]json.RawMessage{"transcript": submission})
@@ -270,11 +271,11 @@ func (s *Server) getJob(c echo.Context, a *registry.Agent) error {
 	}
 	v := jobView{ID: job.ID, Status: string(job.Status), Attempts: job.Attempts, CreatedAt: timestamp(job.CreatedAt), UpdatedAt: timestamp(job.UpdatedAt)}
 	switch {
-	case job.Status == registry.JobSubmitted && !s.judgeConfigured:
+	case job.Status == evaluation.JobSubmitted && !s.judgeConfigured:
 		v.Note = "waiting for a judge: none is configured on this server yet; the job is kept and judged once one is"
-	case job.Status == registry.JobSubmitted && job.Attempts > 0:
+	case job.Status == evaluation.JobSubmitted && job.Attempts > 0:
 		v.Note = "the judge's last answer was unusable; retrying"
-	case job.Status == registry.JobFailed:
+	case job.Status == evaluation.JobFailed:
 		v.Note = "the judge could not grade this attempt; the registration was cancelled, so you may register again"
 	}
 	var result *resultView

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // judgeMode is a fake OpenAI-compatible judge whose answers the test
@@ -275,7 +276,7 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 		}
 		// A crashed worker's job is taken again when its lease runs out.
 		q = a.benchmark(t, true)
-		if _, err := s.(registry.JobStore).ClaimJob(t.Context(), w.clock.Now(), w.clock.Now().Add(time.Minute)); err != nil {
+		if _, err := s.(evaluation.JobStore).ClaimJob(t.Context(), w.clock.Now(), w.clock.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		w.judge.set("good")

@@ -10,25 +10,26 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // evaluationStore is what the API needs of registrations and results.
 type evaluationStore interface {
-	Register(ctx context.Context, r *registry.Registration) (*registry.Registration, bool, error)
-	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*registry.Registration, error)
-	OpenRegistrations(ctx context.Context, agentID string) ([]*registry.Registration, error)
-	MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (*registry.Registration, error)
-	Challenge(ctx context.Context, id string) (*registry.Challenge, error)
-	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*registry.Registration, *registry.Challenge, error)
-	StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (*registry.Challenge, bool, error)
-	AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (*registry.Result, error)
-	RecordResult(ctx context.Context, r *registry.Result, points float64) (*registry.Result, error)
-	Result(ctx context.Context, id string) (*registry.Result, error)
-	Results(ctx context.Context, f registry.ResultFilter) ([]*registry.Result, string, error)
-	Passes(ctx context.Context, agentID string, now time.Time) ([]*registry.Result, error)
+	Register(ctx context.Context, r *evaluation.Registration) (*evaluation.Registration, bool, error)
+	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*evaluation.Registration, error)
+	OpenRegistrations(ctx context.Context, agentID string) ([]*evaluation.Registration, error)
+	MoveRegistration(ctx context.Context, id string, from []evaluation.RegistrationStatus, to evaluation.RegistrationStatus, at time.Time) (*evaluation.Registration, error)
+	Challenge(ctx context.Context, id string) (*evaluation.Challenge, error)
+	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*evaluation.Registration, *evaluation.Challenge, error)
+	StartChallenge(ctx context.Context, evaluationID string, c *evaluation.Challenge) (*evaluation.Challenge, bool, error)
+	AnswerChallenge(ctx context.Context, challengeID string, r *evaluation.Result, points float64) (*evaluation.Result, error)
+	RecordResult(ctx context.Context, r *evaluation.Result, points float64) (*evaluation.Result, error)
+	Result(ctx context.Context, id string) (*evaluation.Result, error)
+	Results(ctx context.Context, f evaluation.ResultFilter) ([]*evaluation.Result, string, error)
+	Passes(ctx context.Context, agentID string, now time.Time) ([]*evaluation.Result, error)
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 	PassCounts(ctx context.Context) (map[string]int, error)
-	Registration(ctx context.Context, id string) (*registry.Registration, error)
+	Registration(ctx context.Context, id string) (*evaluation.Registration, error)
 }
 
 // canRun reports whether this server runs e's handler. Evaluations run by
@@ -41,12 +42,12 @@ func conflict(code, msg, hint string) *Error {
 
 // validPasses maps the evaluations an agent holds a still-valid pass of to
 // that pass (the newest).
-func (s *Server) validPasses(ctx context.Context, agentID string) (map[string]*registry.Result, error) {
+func (s *Server) validPasses(ctx context.Context, agentID string) (map[string]*evaluation.Result, error) {
 	passes, err := s.evals.Passes(ctx, agentID, s.now())
 	if err != nil {
 		return nil, err
 	}
-	valid := map[string]*registry.Result{}
+	valid := map[string]*evaluation.Result{}
 	for _, p := range passes {
 		valid[p.EvaluationID] = p
 	}
@@ -61,7 +62,7 @@ type registrationView struct {
 	RegisteredAt      string `json:"registered_at"`
 }
 
-func toRegistration(r *registry.Registration) registrationView {
+func toRegistration(r *evaluation.Registration) registrationView {
 	return registrationView{r.ID, r.EvaluationID, r.Version, string(r.Status), timestamp(r.RegisteredAt)}
 }
 
@@ -99,7 +100,7 @@ func (s *Server) register(c echo.Context, a *registry.Agent) error {
 		return &Error{Status: http.StatusForbidden, Code: "prerequisites_not_met", Missing: missing,
 			Message: "prerequisites not met: pass " + joinQuoted(missing) + " first", Hint: "Pass every prerequisite (a pass that has not expired), then register."}
 	}
-	reg, created, err := s.evals.Register(ctx, &registry.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
+	reg, created, err := s.evals.Register(ctx, &evaluation.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
 		VersionID: e.Current.ID, RegisteredAt: s.now()})
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 			return err
 		}
 	}
-	moved, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress}, registry.RegCancelled, s.now())
+	moved, err := s.evals.MoveRegistration(ctx, reg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered, evaluation.RegInProgress}, evaluation.RegCancelled, s.now())
 	if errors.Is(err, registry.ErrConflict) {
 		return conflict("conflict", "the attempt at "+e.ID+" is "+string(reg.Status)+" and can no longer be cancelled", "Wait for its result.")
 	}
@@ -157,7 +158,7 @@ func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 
 // openRegistration finds the evaluation of the path and the agent's open
 // registration for it.
-func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.Entry, *registry.Registration, error) {
+func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.Entry, *evaluation.Registration, error) {
 	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +168,7 @@ func (s *Server) openRegistration(c echo.Context, a *registry.Agent) (*registry.
 }
 
 // registrationFor finds the agent's open registration for e.
-func (s *Server) registrationFor(c echo.Context, a *registry.Agent, e *registry.Entry) (*registry.Registration, error) {
+func (s *Server) registrationFor(c echo.Context, a *registry.Agent, e *registry.Entry) (*evaluation.Registration, error) {
 	reg, err := s.evals.OpenRegistration(c.Request().Context(), a.ID, e.ID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, notRegistered(e)
@@ -192,7 +193,7 @@ func joinQuoted(ids []string) string {
 
 // registrationStatus is what the listing tells an agent about one
 // evaluation.
-func registrationStatus(e *registry.Entry, open map[string]*registry.Registration, valid map[string]*registry.Result) (string, bool) {
+func registrationStatus(e *registry.Entry, open map[string]*evaluation.Registration, valid map[string]*evaluation.Result) (string, bool) {
 	if r := open[e.ID]; r != nil {
 		return string(r.Status), false
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -99,8 +100,8 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *
 	mode := &judgeMode{mode: "good"}
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
-	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
-		Jobs: s.(registry.JobStore), Sessions: s.(registry.SessionStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
+	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
+		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler)}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -176,7 +177,7 @@ func (a *testAgent) poaw(t *testing.T, wrong bool) resultBody {
 	if code := a.call("GET", st.Challenge.FetchURL, "", &ch); code != 200 {
 		t.Fatalf("fetch: %d", code)
 	}
-	hash := registry.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)
+	hash := evaluation.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)
 	if wrong {
 		hash = strings.Repeat("0", 64)
 	}
@@ -373,7 +374,7 @@ func TestPoAWRules(t *testing.T) {
 			} `json:"trace"`
 		}
 		w.Get("/api/v1/results/"+res.Result.ID+"/trace", &tr)
-		if tr.Trace.Status != "timeout" || tr.Trace.ExitCode != registry.ExitTimeout {
+		if tr.Trace.Status != "timeout" || tr.Trace.ExitCode != evaluation.ExitTimeout {
 			t.Errorf("late trace %+v", tr)
 		}
 		if code := a.call("GET", first.Challenge.FetchURL, "", nil); code != 410 {

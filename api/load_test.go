@@ -19,6 +19,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -121,8 +122,8 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(registry.EvaluationStore),
-				Jobs: s.(registry.JobStore), Logger: slog.New(slog.DiscardHandler)}))
+			srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
+				Jobs: s.(evaluation.JobStore), Logger: slog.New(slog.DiscardHandler)}))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: agents, MaxIdleConnsPerHost: agents}
 			defer tr.CloseIdleConnections()
@@ -202,7 +203,7 @@ func runFlows(b *testing.B, hc *http.Client, base string, keys []string, d time.
 					!call("POST", "/api/v1/evaluations/poaw/start", "", &st) ||
 					!call("GET", "/api/v1/evaluations/poaw/challenge/"+st.Challenge.ID, "", &ch) ||
 					!call("POST", "/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID,
-						registry.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)), nil) {
+						evaluation.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)), nil) {
 					return
 				}
 				flows.Add(1)
@@ -223,7 +224,7 @@ func runFlows(b *testing.B, hc *http.Client, base string, keys []string, d time.
 // floorFlows makes the store calls of the flow directly.
 func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) float64 {
 	ctx := b.Context()
-	as, es := s.(registry.AgentStore), s.(registry.EvaluationStore)
+	as, es := s.(registry.AgentStore), s.(evaluation.EvaluationStore)
 	poaw, err := s.Entry(ctx, "poaw")
 	if err != nil {
 		b.Fatal(err)
@@ -242,7 +243,7 @@ func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) flo
 				// register (the server knows the key after the first
 				// request: it authenticates without a statement)
 				s.SyncState(ctx)
-				reg, _, err := es.Register(ctx, &registry.Registration{ID: fmt.Sprintf("reg_%s_%d", a.ID, n), AgentID: a.ID, EvaluationID: "poaw",
+				reg, _, err := es.Register(ctx, &evaluation.Registration{ID: fmt.Sprintf("reg_%s_%d", a.ID, n), AgentID: a.ID, EvaluationID: "poaw",
 					VersionID: poaw.Current.ID, RegisteredAt: now})
 				if err != nil {
 					b.Error(err)
@@ -250,16 +251,16 @@ func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) flo
 				}
 				// start
 				s.SyncState(ctx)
-				fresh, _ := registry.NewChallenge("", a.ID, now, 15*time.Second)
+				fresh, _ := evaluation.NewChallenge("", a.ID, now, 15*time.Second)
 				ch, _, _ := es.StartChallenge(ctx, "poaw", fresh)
 				// fetch
 				es.Challenge(ctx, ch.ID)
 				// submit
 				s.SyncState(ctx)
 				es.OpenRegistrationChallenge(ctx, a.ID, "poaw", ch.ID)
-				if _, err := es.AnswerChallenge(ctx, ch.ID, &registry.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: "poaw",
+				if _, err := es.AnswerChallenge(ctx, ch.ID, &evaluation.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: "poaw",
 					VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: "x", Passed: true, CompletedAt: now,
-					Trace: registry.NewTrace("poaw_handler", now, now, true, false, "", nil)}, 10); err != nil {
+					Trace: evaluation.NewTrace("poaw_handler", now, now, true, false, "", nil)}, 10); err != nil {
 					b.Error(err)
 					return
 				}

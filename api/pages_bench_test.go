@@ -13,6 +13,7 @@ import (
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -39,7 +40,7 @@ func BenchmarkPages(b *testing.B) {
 					}
 					full := s.(registrytest.FullStore)
 					seedPasses(b, full, 20)
-					h = api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(registry.JobStore), Logger: slog.New(slog.DiscardHandler)})
+					h = api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Logger: slog.New(slog.DiscardHandler)})
 				}
 				srv := httptest.NewServer(h)
 				defer srv.Close()
@@ -78,12 +79,12 @@ func seedPasses(b *testing.B, s registrytest.FullStore, n int) {
 		if err := s.CreateAgent(ctx, a); err != nil {
 			b.Fatal(err)
 		}
-		reg, _, err := s.Register(ctx, &registry.Registration{ID: registry.NewID("reg"), AgentID: a.ID, EvaluationID: e.ID,
-			VersionID: e.Current.ID, Version: e.Version, Status: registry.RegRegistered, RegisteredAt: time.Now()})
+		reg, _, err := s.Register(ctx, &evaluation.Registration{ID: registry.NewID("reg"), AgentID: a.ID, EvaluationID: e.ID,
+			VersionID: e.Current.ID, Version: e.Version, Status: evaluation.RegRegistered, RegisteredAt: time.Now()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := &registry.Result{ID: registry.NewID("res"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+		r := &evaluation.Result{ID: registry.NewID("res"), RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
 			Version: e.Version, ContentSHA256: e.ContentSHA256, Passed: true, CompletedAt: time.Now()}
 		if _, err := s.RecordResult(ctx, r, e.Points); err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // multiAgent reports whether an evaluation runs in sessions.
@@ -41,11 +42,11 @@ func (s *Server) proctorable(e *registry.Entry) bool { return multiAgent(e) || s
 // startSession answers start for the multi-agent evaluations: a proctored
 // candidate waits for a proctor; a live class work participant takes a
 // seat in the evaluation's forming session.
-func (s *Server) startSession(c echo.Context, a *registry.Agent, e *registry.Entry, reg *registry.Registration) error {
+func (s *Server) startSession(c echo.Context, a *registry.Agent, e *registry.Entry, reg *evaluation.Registration) error {
 	ctx := c.Request().Context()
 	now := s.now()
-	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []registry.RegistrationStatus{registry.RegRegistered, registry.RegInProgress},
-		registry.RegInProgress, now); err != nil {
+	if _, err := s.evals.MoveRegistration(ctx, reg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered, evaluation.RegInProgress},
+		evaluation.RegInProgress, now); err != nil {
 		return err
 	}
 	type started struct {
@@ -75,14 +76,14 @@ func (s *Server) startSession(c echo.Context, a *registry.Agent, e *registry.Ent
 	if cfg == nil {
 		return conflict("conflict", e.ID+" has no collaboration config", "Report this SIP to its maintainers.")
 	}
-	sess, err := s.sessions.JoinLive(ctx, &registry.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, MinParticipants: cfg.MinParticipants,
+	sess, err := s.sessions.JoinLive(ctx, &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, MinParticipants: cfg.MinParticipants,
 		MaxParticipants: cfg.MaxParticipants}, reg, time.Duration(cfg.DurationMinutes)*time.Minute, now)
 	if err != nil {
 		return err
 	}
 	v := toSession(sess, now)
 	out.Session = &v
-	if sess.Status == registry.SessionForming {
+	if sess.Status == evaluation.SessionForming {
 		out.Status, out.Instructions = "waiting_for_participants", "Your seat is taken; the session starts when it has its minimum of participants. Stream "+base+sess.ID+"/messages/stream to hear it start."
 	} else {
 		out.Status, out.Instructions = "in_session", "Work with the others in "+base+sess.ID+"/messages until ends_at; a proctor grades the session and every participant shares the grade."
@@ -112,9 +113,9 @@ func (s *Server) pendingProctor(c echo.Context, a *registry.Agent) error {
 	}
 	items := []pendingItem{}
 	if e.Type != registry.TypeLiveClassWork {
-		status := registry.RegInProgress
+		status := evaluation.RegInProgress
 		if s.proctoredBenchmark(e) {
-			status = registry.RegAwaitingGrading
+			status = evaluation.RegAwaitingGrading
 		}
 		pending, err := s.sessions.PendingRegistrations(ctx, e.ID, a.ID, status)
 		if err != nil {
@@ -179,7 +180,7 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 		}
 		claimed, err := s.sessions.ClaimSession(ctx, sess.ID, a.ID, s.now())
 		if errors.Is(err, registry.ErrConflict) {
-			if sess.Status == registry.SessionForming {
+			if sess.Status == evaluation.SessionForming {
 				return conflict("session_not_started", "the session is still waiting for participants", "Claim it once it has started.")
 			}
 			return alreadyClaimed
@@ -206,9 +207,9 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 	if reg.AgentID == a.ID {
 		return forbidden("self_proctoring", "you cannot proctor your own attempt", "Another agent proctors it.")
 	}
-	waiting := registry.RegInProgress
+	waiting := evaluation.RegInProgress
 	if s.proctoredBenchmark(e) {
-		waiting = registry.RegAwaitingGrading
+		waiting = evaluation.RegAwaitingGrading
 	}
 	if reg.Status != waiting {
 		if _, err := s.sessions.SessionByRegistration(ctx, reg.ID); err == nil {
@@ -216,7 +217,7 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 		}
 		return conflict("not_waiting", "this registration is "+string(reg.Status)+", not waiting for a proctor", "Pick one from pending-proctor.")
 	}
-	sess, err := s.sessions.ClaimRegistration(ctx, &registry.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, RegistrationID: reg.ID,
+	sess, err := s.sessions.ClaimRegistration(ctx, &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, RegistrationID: reg.ID,
 		CreatedAt: s.now()}, a.ID, reg.AgentID)
 	if errors.Is(err, registry.ErrConflict) {
 		return alreadyClaimed
@@ -269,7 +270,7 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 	if body.Score != nil && (*body.Score < 0 || *body.Score > 100) {
 		return badRequest("score", "score must be from 0 to 100", "Leave it out, or send a percentage.")
 	}
-	if len(body.ProctorFeedback) > registry.MaxMessageSize {
+	if len(body.ProctorFeedback) > evaluation.MaxMessageSize {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "proctor_feedback", Message: "feedback is at most 16 KiB", Hint: "Shorten it."}
 	}
 	_, e, err := s.pathEvaluation(c)
@@ -282,7 +283,7 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 	if !multiAgent(e) {
 		return notMultiAgent(e)
 	}
-	var sess *registry.Session
+	var sess *evaluation.Session
 	switch {
 	case body.SessionID != "":
 		sess, err = s.sessions.Session(ctx, body.SessionID)
@@ -309,7 +310,7 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 		return err
 	}
 	now := s.now()
-	var results []*registry.Result
+	var results []*evaluation.Result
 	for _, p := range ps {
 		if p.RegistrationID == "" {
 			continue // the proctor
@@ -326,11 +327,11 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 		if err != nil {
 			return err
 		}
-		inputs := map[string]string{"transcript": registry.HashInput(transcript), "messages": strconv.Itoa(len(transcript))}
+		inputs := map[string]string{"transcript": evaluation.HashInput(transcript), "messages": strconv.Itoa(len(transcript))}
 		detail := "graded by proctor " + a.Name
-		r := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: reg.AgentID, EvaluationID: e.ID, VersionID: reg.VersionID,
+		r := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: reg.AgentID, EvaluationID: e.ID, VersionID: reg.VersionID,
 			Version: reg.Version, ContentSHA256: sha, Passed: *body.Passed, Score: body.Score, CompletedAt: now,
-			Trace:   registry.NewTrace(e.Handler, started, now, *body.Passed, false, detail, inputs),
+			Trace:   evaluation.NewTrace(e.Handler, started, now, *body.Passed, false, detail, inputs),
 			Details: map[string]any{"session_id": sess.ID, "proctor_agent_id": a.ID, "proctor_feedback": body.ProctorFeedback}}
 		if body.Score != nil {
 			max := 100.0

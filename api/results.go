@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 type resultView struct {
@@ -25,7 +26,7 @@ type resultView struct {
 	ExpiresAt         *string  `json:"expires_at"`
 }
 
-func toResult(r *registry.Result) resultView {
+func toResult(r *evaluation.Result) resultView {
 	v := resultView{ID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID, RegistrationID: r.RegistrationID, Passed: r.Passed,
 		Score: r.Score, MaxScore: r.MaxScore, PointsEarned: r.PointsEarned, EvaluationVersion: r.Version,
 		ContentSHA256: r.ContentSHA256, CompletedAt: timestamp(r.CompletedAt)}
@@ -57,7 +58,7 @@ func (s *Server) listResults(c echo.Context) error {
 		return err
 	}
 	q := c.QueryParams()
-	f := registry.ResultFilter{EvaluationID: e.ID, AgentID: q.Get("agent_id"), Version: q.Get("version"), Cursor: q.Get("cursor")}
+	f := evaluation.ResultFilter{EvaluationID: e.ID, AgentID: q.Get("agent_id"), Version: q.Get("version"), Cursor: q.Get("cursor")}
 	if v != nil {
 		f.Viewer = v.ID
 	}
@@ -92,7 +93,7 @@ func (s *Server) listResults(c echo.Context) error {
 
 // visibleResult returns a result the caller may see: results of agents who
 // keep them private exist only for themselves.
-func (s *Server) visibleResult(c echo.Context) (*registry.Result, error) {
+func (s *Server) visibleResult(c echo.Context) (*evaluation.Result, error) {
 	ctx := c.Request().Context()
 	v, err := s.viewer(c)
 	if err != nil {
@@ -137,8 +138,8 @@ func (s *Server) getTrace(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, struct {
-		Success  bool           `json:"success"`
-		ResultID string         `json:"result_id"`
-		Trace    registry.Trace `json:"trace"`
+		Success  bool             `json:"success"`
+		ResultID string           `json:"result_id"`
+		Trace    evaluation.Trace `json:"trace"`
 	}{true, r.ID, r.Trace})
 }

@@ -11,26 +11,27 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // sessionStore is what the multi-agent endpoints need.
 type sessionStore interface {
-	ClaimRegistration(ctx context.Context, s *registry.Session, proctorID, candidateID string) (*registry.Session, error)
-	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*registry.Session, error)
-	JoinLive(ctx context.Context, template *registry.Session, reg *registry.Registration, duration time.Duration, at time.Time) (*registry.Session, error)
+	ClaimRegistration(ctx context.Context, s *evaluation.Session, proctorID, candidateID string) (*evaluation.Session, error)
+	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*evaluation.Session, error)
+	JoinLive(ctx context.Context, template *evaluation.Session, reg *evaluation.Registration, duration time.Duration, at time.Time) (*evaluation.Session, error)
 	LeaveForming(ctx context.Context, registrationID string) error
-	Session(ctx context.Context, id string) (*registry.Session, error)
-	SessionByRegistration(ctx context.Context, registrationID string) (*registry.Session, error)
-	Participants(ctx context.Context, sessionID string) ([]registry.Participant, error)
-	Membership(ctx context.Context, sessionID, agentID string) (*registry.Session, string, error)
-	AgentSessions(ctx context.Context, agentID string) ([]*registry.Session, []string, error)
-	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status registry.RegistrationStatus) ([]registry.PendingRegistration, error)
-	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *registry.Result, points float64, at time.Time) (*registry.Result, error)
-	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*registry.Session, error)
-	PostMessage(ctx context.Context, m *registry.SessionMessage) (*registry.SessionMessage, error)
-	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*registry.SessionMessage, error)
-	GradeSession(ctx context.Context, sessionID, proctorID string, results []*registry.Result, points float64, at time.Time) ([]*registry.Result, error)
-	Subscribe(ctx context.Context, sessionID string) registry.Subscription
+	Session(ctx context.Context, id string) (*evaluation.Session, error)
+	SessionByRegistration(ctx context.Context, registrationID string) (*evaluation.Session, error)
+	Participants(ctx context.Context, sessionID string) ([]evaluation.Participant, error)
+	Membership(ctx context.Context, sessionID, agentID string) (*evaluation.Session, string, error)
+	AgentSessions(ctx context.Context, agentID string) ([]*evaluation.Session, []string, error)
+	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status evaluation.RegistrationStatus) ([]evaluation.PendingRegistration, error)
+	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (*evaluation.Result, error)
+	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*evaluation.Session, error)
+	PostMessage(ctx context.Context, m *evaluation.SessionMessage) (*evaluation.SessionMessage, error)
+	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*evaluation.SessionMessage, error)
+	GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) ([]*evaluation.Result, error)
+	Subscribe(ctx context.Context, sessionID string) evaluation.Subscription
 }
 
 type sessionView struct {
@@ -54,9 +55,9 @@ func optTime(t time.Time) *string {
 	return &s
 }
 
-func toSession(s *registry.Session, now time.Time) sessionView {
+func toSession(s *evaluation.Session, now time.Time) sessionView {
 	status := string(s.Status)
-	if s.Status == registry.SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
+	if s.Status == evaluation.SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
 		status = "ended" // its time is up, though no proctor has graded it yet
 	}
 	return sessionView{ID: s.ID, EvaluationID: s.EvaluationID, Kind: string(s.Kind), Status: status, Participants: s.Participants,
@@ -73,7 +74,7 @@ type messageView struct {
 	CreatedAt     string `json:"created_at"`
 }
 
-func toMessage(m *registry.SessionMessage) messageView {
+func toMessage(m *evaluation.SessionMessage) messageView {
 	return messageView{m.ID, m.SenderID, m.Role, m.Content, m.Sequence, timestamp(m.CreatedAt)}
 }
 
@@ -85,10 +86,10 @@ func forbidden(code, msg, hint string) *Error {
 // caller's role in it: only participants may see a session. It costs one
 // query when the path names the evaluation by id (as the API's own links
 // do).
-func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session, string, error) {
+func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*evaluation.Session, string, error) {
 	ctx := c.Request().Context()
 	if m, ok := s.members.get(c.Param("session"), a.ID); ok && c.Param("ref") == m.evaluationID {
-		return &registry.Session{ID: c.Param("session"), EvaluationID: m.evaluationID, Status: registry.SessionActive}, m.role, nil
+		return &evaluation.Session{ID: c.Param("session"), EvaluationID: m.evaluationID, Status: evaluation.SessionActive}, m.role, nil
 	}
 	sess, role, err := s.sessions.Membership(ctx, c.Param("session"), a.ID)
 	missing := notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
@@ -110,7 +111,7 @@ func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*registry.Session
 	if role == "" {
 		return nil, "", forbidden("not_participant", "only the session's participants can see it", "Join the evaluation, or claim it as its proctor.")
 	}
-	if sess.Status == registry.SessionActive {
+	if sess.Status == evaluation.SessionActive {
 		s.members.put(sess.ID, a.ID, membership{sess.EvaluationID, role})
 	}
 	return sess, role, nil
@@ -190,7 +191,7 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 	if body.Content == "" {
 		return badRequest("content", "content is empty", "Send {\"content\": \"…\"}.")
 	}
-	if len(body.Content) > registry.MaxMessageSize {
+	if len(body.Content) > evaluation.MaxMessageSize {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "content",
 			Message: "a message is at most 16 KiB", Hint: "Split it into several messages."}
 	}
@@ -198,10 +199,10 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.sessions.PostMessage(c.Request().Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
+	m, err := s.sessions.PostMessage(c.Request().Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
 		SenderID: a.ID, Role: role, Content: body.Content, CreatedAt: s.now()})
 	if errors.Is(err, registry.ErrConflict) {
-		if sess.Status == registry.SessionForming {
+		if sess.Status == evaluation.SessionForming {
 			return conflict("session_not_started", "the session has not started: it is waiting for participants", "Wait until it is active.")
 		}
 		return conflict("session_ended", "the session has ended", "Messages are kept as the transcript; no more can be posted.")
@@ -282,7 +283,7 @@ func (s *Server) mySessions(c echo.Context, a *registry.Agent) error {
 
 // sessionTranscript answers the transcript of a result that a session
 // produced: its messages, in order, with the session and participants.
-func (s *Server) sessionTranscript(c echo.Context, r *registry.Result, sess *registry.Session) error {
+func (s *Server) sessionTranscript(c echo.Context, r *evaluation.Result, sess *evaluation.Session) error {
 	ctx := c.Request().Context()
 	ms, err := s.sessions.Messages(ctx, sess.ID, 0, 1<<30)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/registrytest"
 )
 
@@ -84,20 +85,20 @@ func BenchmarkMessageFanout(b *testing.B) {
 				if err := full.CreateAgent(ctx, a); err != nil {
 					b.Fatal(err)
 				}
-				reg, _, err := full.Register(ctx, &registry.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
+				reg, _, err := full.Register(ctx, &evaluation.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID,
 					VersionID: e.Current.ID, Version: e.Version, RegisteredAt: time.Now()})
 				if err != nil {
 					b.Fatal(err)
 				}
-				sess, err := s.(registry.SessionStore).JoinLive(ctx, &registry.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID,
+				sess, err := s.(evaluation.SessionStore).JoinLive(ctx, &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID,
 					MinParticipants: 2, MaxParticipants: 2}, reg, 10*time.Hour, time.Now())
 				if err != nil {
 					b.Fatal(err)
 				}
 				members = append(members, member{creds.APIKey, sess.ID})
 			}
-			srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(registry.JobStore),
-				Sessions: s.(registry.SessionStore), Logger: slog.New(slog.DiscardHandler)}))
+			srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore),
+				Sessions: s.(evaluation.SessionStore), Logger: slog.New(slog.DiscardHandler)}))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000}
 			defer tr.CloseIdleConnections()

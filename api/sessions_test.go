@@ -14,6 +14,7 @@ import (
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // event is one Server-Sent Event.
@@ -197,7 +198,7 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 		if _, code := other.stream(t, sess+"/messages/stream"); code != 403 {
 			t.Errorf("a bystander streams: %d, want 403", code)
 		}
-		big := fmt.Sprintf(`{"content":%q}`, strings.Repeat("x", registry.MaxMessageSize+1))
+		big := fmt.Sprintf(`{"content":%q}`, strings.Repeat("x", evaluation.MaxMessageSize+1))
 		for name, tc := range map[string]struct {
 			body string
 			want int
@@ -251,7 +252,7 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 			t.Errorf("transcript: %d %+v", code, tr)
 		}
 		var trace struct {
-			Trace registry.Trace `json:"trace"`
+			Trace evaluation.Trace `json:"trace"`
 		}
 		cand.call("GET", "/api/v1/results/"+g.Results[0].ID+"/trace", "", &trace)
 		if trace.Trace.Inputs["messages"] != "2" || !strings.HasPrefix(trace.Trace.Inputs["transcript"], "sha256:") || trace.Trace.Handler != "proctor_handler" {

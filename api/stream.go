@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // Stream timing: a comment keeps idle connections alive through proxies;
@@ -62,7 +63,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	rc := http.NewResponseController(w.Writer)
 
 	lastStatus, checkStatus, reread := "", true, true
-	var fresh []registry.SessionMessage // posted through this replica, from the subscription
+	var fresh []evaluation.SessionMessage // posted through this replica, from the subscription
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
 	recheck := time.NewTimer(jitter(streamRecheck))
@@ -97,7 +98,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		// A wake-up that brought messages needs no look at the session:
 		// status changes come with bare wake-ups of their own, and the
 		// timer with the end of the session's time.
-		if lastStatus != string(registry.SessionActive) || checkStatus {
+		if lastStatus != string(evaluation.SessionActive) || checkStatus {
 			checkStatus = false
 			cur, err := s.sessions.Session(ctx, sess.ID)
 			if err != nil {
@@ -107,7 +108,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 			if view.Status != lastStatus {
 				// "session" when it starts (and first of all); "ended" last.
 				event := "session"
-				if view.Status == string(registry.SessionEnded) {
+				if view.Status == string(evaluation.SessionEnded) {
 					event = "ended"
 				}
 				data, _ := json.Marshal(view)
@@ -117,7 +118,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 				}
 				lastStatus = view.Status
 			}
-			if view.Status == string(registry.SessionActive) && !cur.EndsAt.IsZero() {
+			if view.Status == string(evaluation.SessionActive) && !cur.EndsAt.IsZero() {
 				timeUp.Reset(cur.EndsAt.Sub(s.now()) + time.Millisecond)
 			}
 		}
@@ -156,12 +157,12 @@ func jitter(d time.Duration) time.Duration {
 
 // contiguous sorts the messages a subscription delivered and returns
 // those after since, if they follow it without a gap.
-func contiguous(fresh []registry.SessionMessage, since int64) ([]*registry.SessionMessage, bool) {
+func contiguous(fresh []evaluation.SessionMessage, since int64) ([]*evaluation.SessionMessage, bool) {
 	if len(fresh) == 0 {
 		return nil, true
 	}
-	slices.SortFunc(fresh, func(a, b registry.SessionMessage) int { return cmp.Compare(a.Sequence, b.Sequence) })
-	out := make([]*registry.SessionMessage, 0, len(fresh))
+	slices.SortFunc(fresh, func(a, b evaluation.SessionMessage) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	out := make([]*evaluation.SessionMessage, 0, len(fresh))
 	next := since + 1
 	for i := range fresh {
 		switch m := &fresh[i]; {

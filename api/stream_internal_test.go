@@ -3,20 +3,20 @@ package api
 import (
 	"testing"
 
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 func TestContiguous(t *testing.T) {
-	msgs := func(seqs ...int64) []registry.SessionMessage {
-		var out []registry.SessionMessage
+	msgs := func(seqs ...int64) []evaluation.SessionMessage {
+		var out []evaluation.SessionMessage
 		for _, s := range seqs {
-			out = append(out, registry.SessionMessage{Sequence: s})
+			out = append(out, evaluation.SessionMessage{Sequence: s})
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name  string
-		fresh []registry.SessionMessage
+		fresh []evaluation.SessionMessage
 		since int64
 		want  []int64
 		ok    bool

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // The web pages: server-rendered html/template, one small stylesheet and
@@ -246,7 +247,7 @@ func staticHandler() echo.HandlerFunc {
 }
 
 // agentNames names the agents of results.
-func (s *Server) agentNames(ctx context.Context, rs []*registry.Result) (map[string]string, error) {
+func (s *Server) agentNames(ctx context.Context, rs []*evaluation.Result) (map[string]string, error) {
 	seen := map[string]bool{}
 	var ids []string
 	for _, r := range rs {

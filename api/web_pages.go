@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // evalRow is an evaluation in a listing.
@@ -30,7 +31,7 @@ type moduleGroup struct {
 
 // resultRow is a result in a listing, with its agent and evaluation.
 type resultRow struct {
-	R     *registry.Result
+	R     *evaluation.Result
 	Agent string
 	E     *registry.Entry
 }
@@ -52,7 +53,7 @@ func (s *Server) rows(snap *snapshot, counts map[string]int, keep func(*registry
 	return out
 }
 
-func (s *Server) resultRows(c echo.Context, snap *snapshot, rs []*registry.Result) ([]resultRow, error) {
+func (s *Server) resultRows(c echo.Context, snap *snapshot, rs []*evaluation.Result) ([]resultRow, error) {
 	names, err := s.agentNames(c.Request().Context(), rs)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func (s *Server) home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recent, _, err := s.evals.Results(ctx, registry.ResultFilter{PassedOnly: true, Limit: 10})
+	recent, _, err := s.evals.Results(ctx, evaluation.ResultFilter{PassedOnly: true, Limit: 10})
 	if err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 		page.Versions = append(page.Versions, row)
 	}
 	page.Passes = counts[e.ID]
-	results, _, err := s.evals.Results(ctx, registry.ResultFilter{EvaluationID: e.ID, Limit: 20})
+	results, _, err := s.evals.Results(ctx, evaluation.ResultFilter{EvaluationID: e.ID, Limit: 20})
 	if err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func (s *Server) agentProfile(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		results, _, err := s.evals.Results(ctx, registry.ResultFilter{AgentID: a.ID, Limit: 50})
+		results, _, err := s.evals.Results(ctx, evaluation.ResultFilter{AgentID: a.ID, Limit: 50})
 		if err != nil {
 			return err
 		}
@@ -279,7 +280,7 @@ type transcriptTurn struct {
 
 type resultPage struct {
 	pageBase
-	R            *registry.Result
+	R            *evaluation.Result
 	Agent        *registry.Agent
 	E            *registry.Entry
 	Transcript   []transcriptTurn
@@ -298,7 +299,7 @@ type conversationLine struct {
 }
 
 // conversation is a session's transcript for a page.
-func (s *Server) conversation(c echo.Context, sess *registry.Session) ([]conversationLine, error) {
+func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conversationLine, error) {
 	ctx := c.Request().Context()
 	ps, err := s.sessions.Participants(ctx, sess.ID)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -62,14 +63,14 @@ func webServer(t *testing.T, s registry.Store) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reg, _, err := full.Register(ctx, &registry.Registration{ID: "reg_" + id, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
-			Version: e.Version, Status: registry.RegRegistered, RegisteredAt: at.Add(-time.Minute)})
+		reg, _, err := full.Register(ctx, &evaluation.Registration{ID: "reg_" + id, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+			Version: e.Version, Status: evaluation.RegRegistered, RegisteredAt: at.Add(-time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &registry.Result{ID: "res_" + id, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+		r := &evaluation.Result{ID: "res_" + id, RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
 			Version: e.Version, ContentSHA256: e.ContentSHA256, Passed: passed, PointsEarned: points, CompletedAt: at,
-			Trace: registry.NewTrace("poaw_handler", at.Add(-3*time.Second), at, passed, false, "hash checked", map[string]string{"hash": "5f2b1c9d0e"})}
+			Trace: evaluation.NewTrace("poaw_handler", at.Add(-3*time.Second), at, passed, false, "hash checked", map[string]string{"hash": "5f2b1c9d0e"})}
 		if !passed {
 			r.PointsEarned = 0
 		}
@@ -86,14 +87,14 @@ func webServer(t *testing.T, s registry.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creg, _, err := full.Register(ctx, &registry.Registration{ID: "reg_ada_cert", AgentID: ada.ID, EvaluationID: cert.ID, VersionID: cert.Current.ID,
-		Version: cert.Version, Status: registry.RegRegistered, RegisteredAt: webT0})
+	creg, _, err := full.Register(ctx, &evaluation.Registration{ID: "reg_ada_cert", AgentID: ada.ID, EvaluationID: cert.ID, VersionID: cert.Current.ID,
+		Version: cert.Version, Status: evaluation.RegRegistered, RegisteredAt: webT0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := s.(registry.JobStore)
-	job, _, err := jobs.CreateJob(ctx, &registry.Job{ID: "job_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
-		Status: registry.JobPending, Nonce: "n", NonceExpiresAt: webT0.Add(time.Hour), CreatedAt: webT0})
+	jobs := s.(evaluation.JobStore)
+	job, _, err := jobs.CreateJob(ctx, &evaluation.Job{ID: "job_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
+		Status: evaluation.JobPending, Nonce: "n", NonceExpiresAt: webT0.Add(time.Hour), CreatedAt: webT0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,48 +103,48 @@ func webServer(t *testing.T, s registry.Store) string {
 		t.Fatal(err)
 	}
 	score, max := 72.0, 100.0
-	if _, err := full.RecordResult(ctx, &registry.Result{ID: "res_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
+	if _, err := full.RecordResult(ctx, &evaluation.Result{ID: "res_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
 		VersionID: cert.Current.ID, Version: cert.Version, Passed: true, Score: &score, MaxScore: &max, CompletedAt: webT0.Add(90 * time.Minute),
-		Trace: registry.NewTrace("agent_certification_handler", webT0.Add(time.Minute), webT0.Add(90*time.Minute), true, false, "judged", nil)}, 50); err != nil {
+		Trace: evaluation.NewTrace("agent_certification_handler", webT0.Add(time.Minute), webT0.Add(90*time.Minute), true, false, "judged", nil)}, 50); err != nil {
 		t.Fatal(err)
 	}
 	quiet := agent("quiet", false)
 	record(quiet, "poaw", "quiet_poaw", true, webT0.Add(3*time.Hour), 10)
 	// ada's proctored attempt, proctored by quiet: its page shows the
 	// conversation and the feedback.
-	sessions := s.(registry.SessionStore)
+	sessions := s.(evaluation.SessionStore)
 	ns, err := s.Entry(ctx, "non-spamminess")
 	if err != nil {
 		t.Fatal(err)
 	}
-	preg, _, err := full.Register(ctx, &registry.Registration{ID: "reg_ada_proctored", AgentID: ada.ID, EvaluationID: ns.ID, VersionID: ns.Current.ID,
-		Version: ns.Version, Status: registry.RegRegistered, RegisteredAt: webT0})
+	preg, _, err := full.Register(ctx, &evaluation.Registration{ID: "reg_ada_proctored", AgentID: ada.ID, EvaluationID: ns.ID, VersionID: ns.Current.ID,
+		Version: ns.Version, Status: evaluation.RegRegistered, RegisteredAt: webT0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := full.MoveRegistration(ctx, preg.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, webT0); err != nil {
+	if _, err := full.MoveRegistration(ctx, preg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered}, evaluation.RegInProgress, webT0); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := sessions.ClaimRegistration(ctx, &registry.Session{ID: "ses_ada", EvaluationID: ns.ID, RegistrationID: preg.ID, CreatedAt: webT0.Add(4 * time.Hour)}, quiet.ID, ada.ID)
+	sess, err := sessions.ClaimRegistration(ctx, &evaluation.Session{ID: "ses_ada", EvaluationID: ns.ID, RegistrationID: preg.ID, CreatedAt: webT0.Add(4 * time.Hour)}, quiet.ID, ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, m := range []struct{ from, role, text string }{{quiet.ID, "proctor", "What would you post to a stranger?"},
 		{ada.ID, "candidate", "Only what they asked for. <b>Nothing</b> to sell."}} {
-		if _, err := sessions.PostMessage(ctx, &registry.SessionMessage{ID: fmt.Sprintf("msg_%d", i), SessionID: sess.ID, SenderID: m.from, Role: m.role,
+		if _, err := sessions.PostMessage(ctx, &evaluation.SessionMessage{ID: fmt.Sprintf("msg_%d", i), SessionID: sess.ID, SenderID: m.from, Role: m.role,
 			Content: m.text, CreatedAt: webT0.Add(4*time.Hour + time.Duration(i+1)*time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := sessions.GradeSession(ctx, sess.ID, quiet.ID, []*registry.Result{{ID: "res_ada_proctored", RegistrationID: preg.ID, AgentID: ada.ID,
+	if _, err := sessions.GradeSession(ctx, sess.ID, quiet.ID, []*evaluation.Result{{ID: "res_ada_proctored", RegistrationID: preg.ID, AgentID: ada.ID,
 		EvaluationID: ns.ID, VersionID: ns.Current.ID, Version: ns.Version, Passed: true, CompletedAt: webT0.Add(5 * time.Hour),
 		Details: map[string]any{"session_id": sess.ID, "proctor_agent_id": quiet.ID, "proctor_feedback": "Helpful, and not spammy."},
-		Trace:   registry.NewTrace("proctor_handler", webT0.Add(4*time.Hour), webT0.Add(5*time.Hour), true, false, "graded by proctor quiet", nil)}},
+		Trace:   evaluation.NewTrace("proctor_handler", webT0.Add(4*time.Hour), webT0.Add(5*time.Hour), true, false, "graded by proctor quiet", nil)}},
 		5, webT0.Add(5*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(registry.JobStore),
-		Sessions: s.(registry.SessionStore), Logger: slog.New(slog.DiscardHandler), Version: "test", CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
+	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore),
+		Sessions: s.(evaluation.SessionStore), Logger: slog.New(slog.DiscardHandler), Version: "test", CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -314,12 +315,12 @@ func TestCachedPagesAreNeverStale(t *testing.T) {
 			t.Fatal(err)
 		}
 		e, _ := s.Entry(t.Context(), "poaw")
-		reg, _, err := full.Register(t.Context(), &registry.Registration{ID: "reg_new", AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
-			Version: e.Version, Status: registry.RegRegistered, RegisteredAt: webT0})
+		reg, _, err := full.Register(t.Context(), &evaluation.Registration{ID: "reg_new", AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID,
+			Version: e.Version, Status: evaluation.RegRegistered, RegisteredAt: webT0})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := full.RecordResult(t.Context(), &registry.Result{ID: "res_new", RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
+		if _, err := full.RecordResult(t.Context(), &evaluation.Result{ID: "res_new", RegistrationID: reg.ID, AgentID: a.ID, EvaluationID: e.ID,
 			VersionID: e.Current.ID, Version: e.Version, Passed: true, CompletedAt: webT0.Add(5 * time.Hour)}, 10); err != nil {
 			t.Fatal(err)
 		}

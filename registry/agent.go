@@ -103,11 +103,11 @@ func NewAgent(name, description string, now time.Time) (*Agent, Credentials, err
 	if len(description) > MaxAgentDescription {
 		return nil, Credentials{}, fmt.Errorf("description is longer than %d bytes: %w", MaxAgentDescription, ErrInvalid)
 	}
-	id, err := randomHex(8)
+	id, err := RandomHex(8)
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	keyID, err := randomHex(6)
+	keyID, err := RandomHex(6)
 	if err != nil {
 		return nil, Credentials{}, err
 	}
@@ -158,7 +158,8 @@ func HashSecret(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func randomHex(n int) (string, error) {
+// RandomHex returns n random bytes from crypto/rand in hex.
+func RandomHex(n int) (string, error) {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		return "", err

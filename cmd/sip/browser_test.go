@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sipregistry/sip/evaluations"
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // browser starts headless Chromium (Debian's chromium package; .ci/run
@@ -134,7 +134,7 @@ func passPoAW(t *testing.T, base, name string) {
 	if code := call("GET", st.Challenge.FetchURL, key, "", &ch); code != 200 {
 		t.Fatalf("fetch: %d", code)
 	}
-	body := fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID, registry.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce))
+	body := fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID, evaluation.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce))
 	var res struct {
 		Result struct {
 			Passed bool `json:"passed"`

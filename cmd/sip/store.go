@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/sqlite"
 )
@@ -18,10 +19,10 @@ import (
 type store interface {
 	registry.Store
 	registry.AgentStore
-	registry.EvaluationStore
-	registry.JobStore
+	evaluation.EvaluationStore
+	evaluation.JobStore
 	registry.DeliveryStore
-	registry.SessionStore
+	evaluation.SessionStore
 	Migrate(ctx context.Context) error
 }
 

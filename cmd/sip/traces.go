@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 const tracesAbout = `
@@ -19,17 +19,17 @@ and hashed inputs (never raw answers or secrets).
 
 // traceLine is one line of the export.
 type traceLine struct {
-	TS                time.Time      `json:"ts"`
-	Event             string         `json:"event"`
-	ResultID          string         `json:"result_id"`
-	AgentID           string         `json:"agent_id"`
-	EvaluationID      string         `json:"evaluation_id"`
-	EvaluationVersion string         `json:"evaluation_version"`
-	ContentSHA256     string         `json:"content_sha256"`
-	Passed            bool           `json:"passed"`
-	Score             *float64       `json:"score"`
-	MaxScore          *float64       `json:"max_score"`
-	Trace             registry.Trace `json:"trace"`
+	TS                time.Time        `json:"ts"`
+	Event             string           `json:"event"`
+	ResultID          string           `json:"result_id"`
+	AgentID           string           `json:"agent_id"`
+	EvaluationID      string           `json:"evaluation_id"`
+	EvaluationVersion string           `json:"evaluation_version"`
+	ContentSHA256     string           `json:"content_sha256"`
+	Passed            bool             `json:"passed"`
+	Score             *float64         `json:"score"`
+	MaxScore          *float64         `json:"max_score"`
+	Trace             evaluation.Trace `json:"trace"`
 }
 
 func runTraces(ctx context.Context, e env, args []string) int {

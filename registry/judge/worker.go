@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // Store is what the worker needs of the database.
 type Store interface {
-	ClaimJob(ctx context.Context, now, lease time.Time) (*registry.Job, error)
+	ClaimJob(ctx context.Context, now, lease time.Time) (*evaluation.Job, error)
 	RetryJob(ctx context.Context, id string, next time.Time, reason string) error
 	FailJob(ctx context.Context, id string, reason string, at time.Time) error
-	CompleteJob(ctx context.Context, id string, r *registry.Result, points float64) (*registry.Result, error)
-	Registration(ctx context.Context, id string) (*registry.Registration, error)
+	CompleteJob(ctx context.Context, id string, r *evaluation.Result, points float64) (*evaluation.Result, error)
+	Registration(ctx context.Context, id string) (*evaluation.Registration, error)
 	VersionContent(ctx context.Context, versionID int64) ([]byte, error)
 }
 
@@ -129,7 +130,7 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 
 // judge grades one job under the version of the SIP its registration was
 // made under.
-func (w *Worker) judge(ctx context.Context, job *registry.Job) (*registry.Result, float64, error) {
+func (w *Worker) judge(ctx context.Context, job *evaluation.Job) (*evaluation.Result, float64, error) {
 	reg, err := w.Store.Registration(ctx, job.RegistrationID)
 	if err != nil {
 		return nil, 0, err
@@ -143,7 +144,7 @@ func (w *Worker) judge(ctx context.Context, job *registry.Job) (*registry.Result
 		return nil, 0, fmt.Errorf("the SIP version %d cannot be read", reg.VersionID)
 	}
 	sip := doc.SIP
-	res := &registry.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: job.AgentID, EvaluationID: job.EvaluationID,
+	res := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: job.AgentID, EvaluationID: job.EvaluationID,
 		VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: doc.SHA256, Details: map[string]any{}}
 	var verdict *Verdict
 	var maxScore, score float64
@@ -192,7 +193,7 @@ func (w *Worker) judge(ctx context.Context, job *registry.Job) (*registry.Result
 	if !res.Passed {
 		detail = fmt.Sprintf("scored %g of %g", score, maxScore)
 	}
-	res.Trace = registry.NewTrace(sip.Handler, job.CreatedAt, now, res.Passed, false, detail,
-		map[string]string{"submission": registry.HashInput(json.RawMessage(job.Submission)), "judge_model": verdict.Model})
+	res.Trace = evaluation.NewTrace(sip.Handler, job.CreatedAt, now, res.Passed, false, detail,
+		map[string]string{"submission": evaluation.HashInput(json.RawMessage(job.Submission)), "judge_model": verdict.Model})
 	return res, sip.Points, nil
 }

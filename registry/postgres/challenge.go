@@ -10,14 +10,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // OpenRegistrationChallenge returns the agent's open registration for an
 // evaluation and the challenge with that id (nil when there is none).
-func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *registry.Registration, _ *registry.Challenge, err error) {
+func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *evaluation.Registration, _ *evaluation.Challenge, err error) {
 	defer wrap(&err, "OpenRegistrationChallenge")
 	var (
-		c                    registry.Challenge
+		c                    evaluation.Challenge
 		id, regID, agent, nc *string
 		values               []int32
 		created, expires     *time.Time
@@ -45,8 +46,8 @@ func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluati
 
 const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
 
-func scanChallenge(row pgx.Row, extra ...any) (*registry.Challenge, error) {
-	var c registry.Challenge
+func scanChallenge(row pgx.Row, extra ...any) (*evaluation.Challenge, error) {
+	var c evaluation.Challenge
 	var used *time.Time
 	var values []int32
 	if err := row.Scan(append([]any{&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &c.CreatedAt, &c.ExpiresAt, &used}, extra...)...); err != nil {
@@ -64,7 +65,7 @@ func scanChallenge(row pgx.Row, extra ...any) (*registry.Challenge, error) {
 }
 
 // Challenge returns a challenge.
-func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
+func (s *Store) Challenge(ctx context.Context, id string) (_ *evaluation.Challenge, err error) {
 	defer wrap(&err, "Challenge")
 	return scanChallenge(s.pool.QueryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = $1", id))
 }
@@ -75,7 +76,7 @@ func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge
 // and the registration could be started. Of concurrent starts one makes
 // the challenge: the others find the registration's challenge count
 // changed under them, and read again.
-func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
+func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *evaluation.Challenge) (_ *evaluation.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
 	for range 2 {
 		out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
@@ -110,7 +111,7 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *regi
 // orders concurrent answers; the registration is completed only if it is
 // open and the challenge was unused; points are credited only if the
 // agent has none for the evaluation yet.
-func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *evaluation.Result, points float64) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "AnswerChallenge")
 	details, err := json.Marshal(orEmpty(r.Details))
 	if err != nil {

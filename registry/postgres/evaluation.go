@@ -11,25 +11,28 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ registry.EvaluationStore = (*Store)(nil)
+var _ evaluation.EvaluationStore = (*Store)(nil)
 
 const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
 const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
 
-func scanRegistration(row pgx.Row) (*registry.Registration, error) { return scanRegistrationWith(row) }
+func scanRegistration(row pgx.Row) (*evaluation.Registration, error) {
+	return scanRegistrationWith(row)
+}
 
 // scanRegistrationWith scans a registration followed by extra columns.
-func scanRegistrationWith(row pgx.Row, extra ...any) (*registry.Registration, error) {
-	var r registry.Registration
+func scanRegistrationWith(row pgx.Row, extra ...any) (*evaluation.Registration, error) {
+	var r evaluation.Registration
 	var status string
 	var started, completed *time.Time
 	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &r.RegisteredAt, &started, &completed}, extra...)...); err != nil {
 		return nil, err
 	}
-	r.Status = registry.RegistrationStatus(status)
+	r.Status = evaluation.RegistrationStatus(status)
 	r.RegisteredAt = r.RegisteredAt.UTC()
 	if started != nil {
 		r.StartedAt = started.UTC()
@@ -41,7 +44,7 @@ func scanRegistrationWith(row pgx.Row, extra ...any) (*registry.Registration, er
 }
 
 // Register opens a registration, or returns the open one.
-func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *registry.Registration, created bool, err error) {
+func (s *Store) Register(ctx context.Context, r *evaluation.Registration) (_ *evaluation.Registration, created bool, err error) {
 	defer wrap(&err, "Register")
 	// One round trip: the new registration, or the open one that the
 	// insert ran into. One that a concurrent transaction committed after
@@ -64,14 +67,14 @@ func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *regi
 }
 
 // OpenRegistration returns the agent's open registration for an evaluation.
-func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *registry.Registration, err error) {
+func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *evaluation.Registration, err error) {
 	defer wrap(&err, "OpenRegistration")
 	return scanRegistration(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = $1 AND r.evaluation_id = $2 AND r.status IN "+openStatuses, agentID, evaluationID))
 }
 
 // Registration returns a registration.
-func (s *Store) Registration(ctx context.Context, id string) (_ *registry.Registration, err error) {
+func (s *Store) Registration(ctx context.Context, id string) (_ *evaluation.Registration, err error) {
 	defer wrap(&err, "Registration")
 	return scanRegistration(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = $1", id))
 }
@@ -85,7 +88,7 @@ func (s *Store) VersionContent(ctx context.Context, versionID int64) (_ []byte, 
 }
 
 // OpenRegistrations lists an agent's open registrations.
-func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
+func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*evaluation.Registration, err error) {
 	defer wrap(&err, "OpenRegistrations")
 	rows, err := s.pool.Query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = $1 AND r.status IN "+openStatuses, agentID)
@@ -93,7 +96,7 @@ func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*reg
 }
 
 // MoveRegistration changes a registration's status if it is in one of from.
-func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (_ *registry.Registration, err error) {
+func (s *Store) MoveRegistration(ctx context.Context, id string, from []evaluation.RegistrationStatus, to evaluation.RegistrationStatus, at time.Time) (_ *evaluation.Registration, err error) {
 	defer wrap(&err, "MoveRegistration(%q → %s)", id, to)
 	froms := make([]string, len(from))
 	for i, f := range from {
@@ -102,10 +105,10 @@ func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry
 	set := "status = $1"
 	args := []any{string(to), id, froms}
 	switch to {
-	case registry.RegInProgress:
+	case evaluation.RegInProgress:
 		set += ", started_at = COALESCE(started_at, $4)"
 		args = append(args, at)
-	case registry.RegCompleted, registry.RegCancelled:
+	case evaluation.RegCompleted, evaluation.RegCancelled:
 		set += ", completed_at = $4"
 		args = append(args, at)
 	}
@@ -113,7 +116,7 @@ func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry
 	if err != nil {
 		return nil, err
 	}
-	row := func() (*registry.Registration, error) {
+	row := func() (*evaluation.Registration, error) {
 		return scanRegistration(s.pool.QueryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = $1", id))
 	}
 	if tag.RowsAffected() != 1 {
@@ -126,7 +129,7 @@ func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry
 }
 
 // RecordResult stores a registration's result and completes it.
-func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
+func (s *Store) RecordResult(ctx context.Context, r *evaluation.Result, points float64) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "RecordResult")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -144,12 +147,12 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 // pass of the evaluation, and completes the registration. The
 // registration row is locked first, so concurrent submissions queue and
 // the later ones find it completed.
-func recordResult(ctx context.Context, tx pgx.Tx, r *registry.Result, points float64) (*registry.Result, error) {
+func recordResult(ctx context.Context, tx pgx.Tx, r *evaluation.Result, points float64) (*evaluation.Result, error) {
 	var status string
 	if err := tx.QueryRow(ctx, "SELECT status FROM registrations WHERE id = $1 FOR UPDATE", r.RegistrationID).Scan(&status); err != nil {
 		return nil, err
 	}
-	if !registry.RegistrationStatus(status).Open() {
+	if !evaluation.RegistrationStatus(status).Open() {
 		return nil, fmt.Errorf("registration is %s: %w", status, registry.ErrConflict)
 	}
 	out := *r
@@ -200,8 +203,8 @@ func orEmpty(m map[string]any) map[string]any {
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
 	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at`
 
-func scanResult(row pgx.Row) (*registry.Result, error) {
-	var r registry.Result
+func scanResult(row pgx.Row) (*evaluation.Result, error) {
+	var r evaluation.Result
 	var details, trace []byte
 	var expires *time.Time
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
@@ -222,13 +225,13 @@ func scanResult(row pgx.Row) (*registry.Result, error) {
 }
 
 // Result returns a result.
-func (s *Store) Result(ctx context.Context, id string) (_ *registry.Result, err error) {
+func (s *Store) Result(ctx context.Context, id string) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "Result")
 	return scanResult(s.pool.QueryRow(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.id = $1", id))
 }
 
 // Results lists results, newest first, with the next page's cursor.
-func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*registry.Result, next string, err error) {
+func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*evaluation.Result, next string, err error) {
 	defer wrap(&err, "Results")
 	var args []any
 	arg := func(v any) string {
@@ -262,12 +265,12 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	if err != nil {
 		return nil, "", err
 	}
-	out, next = registry.PageResults(out, limit)
+	out, next = evaluation.PageResults(out, limit)
 	return out, next, nil
 }
 
 // Passes lists the agent's newest valid pass of each evaluation.
-func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*registry.Result, err error) {
+func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "Passes")
 	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+` FROM (
 			SELECT DISTINCT ON (evaluation_id) * FROM results
@@ -278,7 +281,7 @@ func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []
 }
 
 // ResultsSince lists results completed at or after since, oldest first.
-func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registry.Result, err error) {
+func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "ResultsSince")
 	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= $1 ORDER BY r.completed_at, r.id", since)
 	return collect(rows, err, scanResult)

@@ -9,15 +9,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ registry.JobStore = (*Store)(nil)
+var _ evaluation.JobStore = (*Store)(nil)
 
 const jobColumns = `id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at, submission, partial, attempts,
 	next_attempt_at, lease_until, last_error, result_id, created_at, updated_at`
 
-func scanJob(row pgx.Row) (*registry.Job, error) {
-	var j registry.Job
+func scanJob(row pgx.Row) (*evaluation.Job, error) {
+	var j evaluation.Job
 	var status string
 	var nonceExp, next, lease *time.Time
 	var result *string
@@ -25,7 +26,7 @@ func scanJob(row pgx.Row) (*registry.Job, error) {
 		&j.Attempts, &next, &lease, &j.LastError, &result, &j.CreatedAt, &j.UpdatedAt); err != nil {
 		return nil, err
 	}
-	j.Status = registry.JobStatus(status)
+	j.Status = evaluation.JobStatus(status)
 	if result != nil {
 		j.ResultID = *result
 	}
@@ -49,7 +50,7 @@ func nullTime(t time.Time) *time.Time {
 }
 
 // CreateJob stores a job, or returns the registration's existing one.
-func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job, created bool, err error) {
+func (s *Store) CreateJob(ctx context.Context, j *evaluation.Job) (_ *evaluation.Job, created bool, err error) {
 	defer wrap(&err, "CreateJob")
 	tag, err := s.pool.Exec(ctx, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at,
 		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (registration_id) DO NOTHING`,
@@ -62,13 +63,13 @@ func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job
 }
 
 // Job returns a job.
-func (s *Store) Job(ctx context.Context, id string) (_ *registry.Job, err error) {
+func (s *Store) Job(ctx context.Context, id string) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "Job")
 	return scanJob(s.pool.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
 }
 
 // JobByRegistration returns a registration's job.
-func (s *Store) JobByRegistration(ctx context.Context, registrationID string) (_ *registry.Job, err error) {
+func (s *Store) JobByRegistration(ctx context.Context, registrationID string) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "JobByRegistration")
 	return scanJob(s.pool.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = $1", registrationID))
 }
@@ -79,7 +80,7 @@ type execer interface {
 
 // moveJob updates a job that is in status from ($1 id, $2 status; set
 // uses $3…), or reports ErrConflict.
-func (s *Store) moveJob(ctx context.Context, db execer, id string, from registry.JobStatus, set string, args ...any) error {
+func (s *Store) moveJob(ctx context.Context, db execer, id string, from evaluation.JobStatus, set string, args ...any) error {
 	tag, err := db.Exec(ctx, "UPDATE jobs SET "+set+" WHERE id = $1 AND status = $2", append([]any{id, string(from)}, args...)...)
 	if err != nil {
 		return err
@@ -94,9 +95,9 @@ func (s *Store) moveJob(ctx context.Context, db execer, id string, from registry
 }
 
 // SubmitJob stores a pending job's submission and queues it.
-func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (_ *registry.Job, err error) {
+func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "SubmitJob")
-	if err := s.moveJob(ctx, s.pool, id, registry.JobPending, "status = 'submitted', submission = $3, partial = $4, next_attempt_at = $5, updated_at = $5",
+	if err := s.moveJob(ctx, s.pool, id, evaluation.JobPending, "status = 'submitted', submission = $3, partial = $4, next_attempt_at = $5, updated_at = $5",
 		submission, partial, at); err != nil {
 		return nil, err
 	}
@@ -106,11 +107,11 @@ func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []
 // ExpireJob marks a pending job expired.
 func (s *Store) ExpireJob(ctx context.Context, id string, at time.Time) (err error) {
 	defer wrap(&err, "ExpireJob")
-	return s.moveJob(ctx, s.pool, id, registry.JobPending, "status = 'expired', updated_at = $3", at)
+	return s.moveJob(ctx, s.pool, id, evaluation.JobPending, "status = 'expired', updated_at = $3", at)
 }
 
 // ClaimJob leases the next due job; replicas skip each other's locks.
-func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry.Job, err error) {
+func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "ClaimJob")
 	return scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'judging', lease_until = $1, attempts = attempts + 1, updated_at = $2
 		WHERE id = (SELECT id FROM jobs WHERE (status = 'submitted' AND next_attempt_at <= $2) OR (status = 'judging' AND lease_until <= $2)
@@ -121,7 +122,7 @@ func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry
 // RetryJob returns a judging job to the queue.
 func (s *Store) RetryJob(ctx context.Context, id string, next time.Time, reason string) (err error) {
 	defer wrap(&err, "RetryJob")
-	return s.moveJob(ctx, s.pool, id, registry.JobJudging, "status = 'submitted', next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = now()",
+	return s.moveJob(ctx, s.pool, id, evaluation.JobJudging, "status = 'submitted', next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = now()",
 		next, reason)
 }
 
@@ -133,7 +134,7 @@ func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.T
 		return err
 	}
 	defer tx.Rollback(ctx)
-	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'failed', last_error = $3, lease_until = NULL, updated_at = $4", reason, at); err != nil {
+	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'failed', last_error = $3, lease_until = NULL, updated_at = $4", reason, at); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE registrations SET status = 'cancelled', completed_at = $1
@@ -144,7 +145,7 @@ func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.T
 }
 
 // CompleteJob records a judged job's result and completes it.
-func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+func (s *Store) CompleteJob(ctx context.Context, id string, r *evaluation.Result, points float64) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "CompleteJob")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -155,7 +156,7 @@ func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'completed', result_id = $3, lease_until = NULL, updated_at = $4",
+	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'completed', result_id = $3, lease_until = NULL, updated_at = $4",
 		out.ID, out.CompletedAt); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // notifyChannel carries "schema/instance/topic": a session id when a
@@ -44,7 +45,7 @@ func (s *Store) startListening() {
 // connection to be in place, so that they miss nothing posted elsewhere
 // without being woken to read again once it is: 200 streams opened
 // together at start were otherwise all sent back to the database at once.
-func (s *Store) Subscribe(ctx context.Context, sessionID string) registry.Subscription {
+func (s *Store) Subscribe(ctx context.Context, sessionID string) evaluation.Subscription {
 	s.startListening()
 	t := time.NewTimer(firstListenWait)
 	defer t.Stop()

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/siptest"
@@ -30,11 +31,11 @@ func TestMessagesWakeOtherReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, _ := a.Entry(ctx, "live")
-	reg, _, err := a.Register(ctx, &registry.Registration{ID: "reg_1", AgentID: agent.ID, EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: time.Now()})
+	reg, _, err := a.Register(ctx, &evaluation.Registration{ID: "reg_1", AgentID: agent.ID, EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := a.JoinLive(ctx, &registry.Session{ID: "ses_1", EvaluationID: e.ID, MinParticipants: 1, MaxParticipants: 2}, reg, time.Hour, time.Now())
+	sess, err := a.JoinLive(ctx, &evaluation.Session{ID: "ses_1", EvaluationID: e.ID, MinParticipants: 1, MaxParticipants: 2}, reg, time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestMessagesWakeOtherReplicas(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	start := time.Now()
-	if _, err := a.PostMessage(ctx, &registry.SessionMessage{ID: "msg_1", SessionID: sess.ID, SenderID: agent.ID, Role: registry.RoleParticipant,
+	if _, err := a.PostMessage(ctx, &evaluation.SessionMessage{ID: "msg_1", SessionID: sess.ID, SenderID: agent.ID, Role: evaluation.RoleParticipant,
 		Content: "from replica a", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/internal/broker"
 )
 
@@ -37,7 +38,7 @@ type Store struct {
 	// ctx ends with Close; it stops the LISTEN connection.
 	ctx        context.Context
 	cancel     context.CancelFunc
-	broker     broker.Broker[registry.SessionMessage]
+	broker     broker.Broker[evaluation.SessionMessage]
 	notifier   notifier
 	instance   string // tells this process's notifications from other replicas'
 	listenOnce sync.Once

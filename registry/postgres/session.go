@@ -9,15 +9,16 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ registry.SessionStore = (*Store)(nil)
+var _ evaluation.SessionStore = (*Store)(nil)
 
 const sessionColumns = `s.id, s.evaluation_id, s.kind, s.status, s.registration_id, s.proctor_id, s.min_participants, s.max_participants,
 	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at`
 
-func scanSession(row pgx.Row, extra ...any) (*registry.Session, error) {
-	var s registry.Session
+func scanSession(row pgx.Row, extra ...any) (*evaluation.Session, error) {
+	var s evaluation.Session
 	var kind, status string
 	var reg, proctor *string
 	var started, ends, ended *time.Time
@@ -26,7 +27,7 @@ func scanSession(row pgx.Row, extra ...any) (*registry.Session, error) {
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	s.Kind, s.Status = registry.SessionKind(kind), registry.SessionStatus(status)
+	s.Kind, s.Status = evaluation.SessionKind(kind), evaluation.SessionStatus(status)
 	if reg != nil {
 		s.RegistrationID = *reg
 	}
@@ -45,7 +46,7 @@ func scanSession(row pgx.Row, extra ...any) (*registry.Session, error) {
 	return &s, nil
 }
 
-func (s *Store) sessionTx(ctx context.Context, tx pgx.Tx, id string) (*registry.Session, error) {
+func (s *Store) sessionTx(ctx context.Context, tx pgx.Tx, id string) (*evaluation.Session, error) {
 	return scanSession(tx.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = $1", id))
 }
 
@@ -57,7 +58,7 @@ func (s *Store) notify(ctx context.Context, tx pgx.Tx, sessionID string) error {
 
 // ClaimRegistration opens a proctored session; the unique registration
 // makes a second claim fail.
-func (s *Store) ClaimRegistration(ctx context.Context, sess *registry.Session, proctorID, candidateID string) (_ *registry.Session, err error) {
+func (s *Store) ClaimRegistration(ctx context.Context, sess *evaluation.Session, proctorID, candidateID string) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "ClaimRegistration")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -81,7 +82,7 @@ func (s *Store) ClaimRegistration(ctx context.Context, sess *registry.Session, p
 }
 
 // ClaimSession makes proctorID the grader of a live session.
-func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (_ *registry.Session, err error) {
+func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "ClaimSession")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -113,7 +114,7 @@ func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, a
 // JoinLive seats a registration in a live session, first come first
 // served. Joins of one evaluation queue on an advisory lock, so two never
 // take one seat.
-func (s *Store) JoinLive(ctx context.Context, tmpl *registry.Session, reg *registry.Registration, duration time.Duration, at time.Time) (_ *registry.Session, err error) {
+func (s *Store) JoinLive(ctx context.Context, tmpl *evaluation.Session, reg *evaluation.Registration, duration time.Duration, at time.Time) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "JoinLive")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -180,22 +181,22 @@ func (s *Store) LeaveForming(ctx context.Context, registrationID string) (err er
 		return err
 	}
 	defer tx.Rollback(ctx)
-	var id, status, evaluation string
+	var id, status, evaluationID string
 	err = tx.QueryRow(ctx, `SELECT s.id, s.status, s.evaluation_id FROM sessions s JOIN session_participants p ON p.session_id = s.id
-		WHERE p.registration_id = $1`, registrationID).Scan(&id, &status, &evaluation)
+		WHERE p.registration_id = $1`, registrationID).Scan(&id, &status, &evaluationID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('sip-live:' || current_schema() || ':' || $1, 0))", evaluation); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('sip-live:' || current_schema() || ':' || $1, 0))", evaluationID); err != nil {
 		return err
 	}
 	if err := tx.QueryRow(ctx, "SELECT status FROM sessions WHERE id = $1", id).Scan(&status); err != nil {
 		return err
 	}
-	if status != string(registry.SessionForming) {
+	if status != string(evaluation.SessionForming) {
 		return fmt.Errorf("session %s has started: %w", id, registry.ErrConflict)
 	}
 	if _, err := tx.Exec(ctx, "DELETE FROM session_participants WHERE registration_id = $1", registrationID); err != nil {
@@ -208,13 +209,13 @@ func (s *Store) LeaveForming(ctx context.Context, registrationID string) (err er
 }
 
 // Session returns a session.
-func (s *Store) Session(ctx context.Context, id string) (_ *registry.Session, err error) {
+func (s *Store) Session(ctx context.Context, id string) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "Session")
 	return scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = $1", id))
 }
 
 // SessionByRegistration returns the session a registration takes part in.
-func (s *Store) SessionByRegistration(ctx context.Context, registrationID string) (_ *registry.Session, err error) {
+func (s *Store) SessionByRegistration(ctx context.Context, registrationID string) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "SessionByRegistration")
 	return scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionColumns+` FROM sessions s
 		JOIN session_participants p ON p.session_id = s.id WHERE p.registration_id = $1`, registrationID))
@@ -222,7 +223,7 @@ func (s *Store) SessionByRegistration(ctx context.Context, registrationID string
 
 // Membership returns a session and the role agentID has in it ("" when
 // none), in one query.
-func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *registry.Session, role string, err error) {
+func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *evaluation.Session, role string, err error) {
 	defer wrap(&err, "Membership")
 	var r *string
 	sess, err := scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionColumns+`, p.role FROM sessions s
@@ -234,15 +235,15 @@ func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *r
 }
 
 // Participants lists a session's participants with their names.
-func (s *Store) Participants(ctx context.Context, sessionID string) (_ []registry.Participant, err error) {
+func (s *Store) Participants(ctx context.Context, sessionID string) (_ []evaluation.Participant, err error) {
 	defer wrap(&err, "Participants")
 	rows, err := s.pool.Query(ctx, `SELECT p.session_id, p.agent_id, a.name, p.role, COALESCE(p.registration_id, ''), p.joined_at
 		FROM session_participants p JOIN agents a ON a.id = p.agent_id WHERE p.session_id = $1 ORDER BY p.joined_at, p.agent_id`, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (registry.Participant, error) {
-		var p registry.Participant
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (evaluation.Participant, error) {
+		var p evaluation.Participant
 		err := row.Scan(&p.SessionID, &p.AgentID, &p.Name, &p.Role, &p.RegistrationID, &p.JoinedAt)
 		p.JoinedAt = p.JoinedAt.UTC()
 		return p, err
@@ -250,7 +251,7 @@ func (s *Store) Participants(ctx context.Context, sessionID string) (_ []registr
 }
 
 // AgentSessions lists an agent's sessions with its role in each.
-func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*registry.Session, _ []string, err error) {
+func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*evaluation.Session, _ []string, err error) {
 	defer wrap(&err, "AgentSessions")
 	rows, err := s.pool.Query(ctx, "SELECT "+sessionColumns+`, p.role FROM sessions s JOIN session_participants p ON p.session_id = s.id
 		WHERE p.agent_id = $1 ORDER BY s.created_at DESC, s.id DESC LIMIT 200`, agentID)
@@ -258,7 +259,7 @@ func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*registr
 		return nil, nil, err
 	}
 	defer rows.Close()
-	var sessions []*registry.Session
+	var sessions []*evaluation.Session
 	var roles []string
 	for rows.Next() {
 		var role string
@@ -273,7 +274,7 @@ func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*registr
 
 // PendingRegistrations lists started proctored registrations with no
 // session.
-func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string, status registry.RegistrationStatus) (_ []registry.PendingRegistration, err error) {
+func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string, status evaluation.RegistrationStatus) (_ []evaluation.PendingRegistration, err error) {
 	defer wrap(&err, "PendingRegistrations")
 	rows, err := s.pool.Query(ctx, `SELECT r.id, r.agent_id, a.name, COALESCE(r.started_at, r.registered_at) FROM registrations r
 		JOIN agents a ON a.id = r.agent_id
@@ -283,8 +284,8 @@ func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude 
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (registry.PendingRegistration, error) {
-		var p registry.PendingRegistration
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (evaluation.PendingRegistration, error) {
+		var p evaluation.PendingRegistration
 		err := row.Scan(&p.RegistrationID, &p.CandidateID, &p.CandidateName, &p.WaitingSince)
 		p.WaitingSince = p.WaitingSince.UTC()
 		return p, err
@@ -292,7 +293,7 @@ func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude 
 }
 
 // UngradedSessions lists started live sessions with no proctor.
-func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude string) (_ []*registry.Session, err error) {
+func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude string) (_ []*evaluation.Session, err error) {
 	defer wrap(&err, "UngradedSessions")
 	rows, err := s.pool.Query(ctx, "SELECT "+sessionColumns+` FROM sessions s WHERE s.evaluation_id = $1 AND s.kind = 'live_class_work'
 		AND s.status <> 'forming' AND s.proctor_id IS NULL
@@ -301,7 +302,7 @@ func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude stri
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*registry.Session, error) { return scanSession(row) })
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*evaluation.Session, error) { return scanSession(row) })
 }
 
 // PostMessage numbers and appends a message in one statement: the
@@ -309,7 +310,7 @@ func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude stri
 // Other replicas hear of it from a batched NOTIFY (one NOTIFY per message
 // would serialise every commit on PostgreSQL's notification queue lock:
 // 2,000 posts a second instead of 6,500 here).
-func (s *Store) PostMessage(ctx context.Context, m *registry.SessionMessage) (_ *registry.SessionMessage, err error) {
+func (s *Store) PostMessage(ctx context.Context, m *evaluation.SessionMessage) (_ *evaluation.SessionMessage, err error) {
 	defer wrap(&err, "PostMessage")
 	out := *m
 	err = s.pool.QueryRow(ctx, `WITH seq AS (
@@ -332,15 +333,15 @@ func (s *Store) PostMessage(ctx context.Context, m *registry.SessionMessage) (_ 
 }
 
 // Messages lists messages after since, in order.
-func (s *Store) Messages(ctx context.Context, sessionID string, since int64, limit int) (_ []*registry.SessionMessage, err error) {
+func (s *Store) Messages(ctx context.Context, sessionID string, since int64, limit int) (_ []*evaluation.SessionMessage, err error) {
 	defer wrap(&err, "Messages")
 	rows, err := s.pool.Query(ctx, `SELECT id, session_id, sequence, sender_id, role, content, created_at FROM session_messages
 		WHERE session_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`, sessionID, since, limit)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*registry.SessionMessage, error) {
-		var m registry.SessionMessage
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*evaluation.SessionMessage, error) {
+		var m evaluation.SessionMessage
 		err := row.Scan(&m.ID, &m.SessionID, &m.Sequence, &m.SenderID, &m.Role, &m.Content, &m.CreatedAt)
 		m.CreatedAt = m.CreatedAt.UTC()
 		return &m, err
@@ -348,7 +349,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, since int64, lim
 }
 
 // GradeSession ends a session and records its results at once.
-func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*registry.Result, points float64, at time.Time) (_ []*registry.Result, err error) {
+func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "GradeSession")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -363,7 +364,7 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
 	}
-	out := make([]*registry.Result, 0, len(results))
+	out := make([]*evaluation.Result, 0, len(results))
 	for _, r := range results {
 		saved, err := recordResult(ctx, tx, r, points)
 		if err != nil {
@@ -383,7 +384,7 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 
 // GradeJob ends a session, records the proctor's result of a judging job
 // and completes the job at once.
-func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *registry.Result, points float64, at time.Time) (_ *registry.Result, err error) {
+func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "GradeJob")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/gitrev"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -95,11 +96,11 @@ func BenchPostFloor(b *testing.B, open func(b *testing.B) SessionFullStore) {
 		if err := s.CreateAgent(ctx, a); err != nil {
 			b.Fatal(err)
 		}
-		reg, _, err := s.Register(ctx, &registry.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: time.Now()})
+		reg, _, err := s.Register(ctx, &evaluation.Registration{ID: registry.NewID("reg_"), AgentID: a.ID, EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: time.Now()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		sess, err := s.JoinLive(ctx, &registry.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, MinParticipants: 1, MaxParticipants: 2}, reg, time.Hour, time.Now())
+		sess, err := s.JoinLive(ctx, &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, MinParticipants: 1, MaxParticipants: 2}, reg, time.Hour, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -117,8 +118,8 @@ func BenchPostFloor(b *testing.B, open func(b *testing.B) SessionFullStore) {
 			wg.Go(func() {
 				time.Sleep(time.Until(at))
 				t0 := time.Now()
-				if _, err := s.PostMessage(ctx, &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sessions[i], SenderID: agents[i],
-					Role: registry.RoleParticipant, Content: "x", CreatedAt: time.Now()}); err != nil {
+				if _, err := s.PostMessage(ctx, &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sessions[i], SenderID: agents[i],
+					Role: evaluation.RoleParticipant, Content: "x", CreatedAt: time.Now()}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -18,7 +19,7 @@ import (
 type FullStore interface {
 	registry.Store
 	registry.AgentStore
-	registry.EvaluationStore
+	evaluation.EvaluationStore
 }
 
 // RunEvaluationStoreTests runs the registrations-and-results half of the
@@ -56,8 +57,8 @@ func evalFixture(t *testing.T, s FullStore) (agent *registry.Agent, alpha *regis
 	return agent, alpha
 }
 
-func newRegistration(t *testing.T, agent *registry.Agent, e *registry.Entry, i int) *registry.Registration {
-	return &registry.Registration{ID: fmt.Sprintf("reg_%s_%d_%d", e.ID, i, time.Now().UnixNano()), AgentID: agent.ID,
+func newRegistration(t *testing.T, agent *registry.Agent, e *registry.Entry, i int) *evaluation.Registration {
+	return &evaluation.Registration{ID: fmt.Sprintf("reg_%s_%d_%d", e.ID, i, time.Now().UnixNano()), AgentID: agent.ID,
 		EvaluationID: e.ID, VersionID: e.Current.ID, RegisteredAt: t0}
 }
 
@@ -86,7 +87,7 @@ func testRegisterOnce(t *testing.T, s FullStore) {
 		t.Errorf("%d created, %d distinct registrations", created.Load(), n)
 	}
 	open, err := s.OpenRegistrations(t.Context(), agent.ID)
-	if err != nil || len(open) != 1 || open[0].Status != registry.RegRegistered || open[0].Version != "1.0.0" {
+	if err != nil || len(open) != 1 || open[0].Status != evaluation.RegRegistered || open[0].Version != "1.0.0" {
 		t.Errorf("open registrations %+v, %v", open, err)
 	}
 }
@@ -98,17 +99,17 @@ func testMoveRegistration(t *testing.T, s FullStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, t0.Add(time.Second))
-	if err != nil || moved.Status != registry.RegInProgress || !moved.StartedAt.Equal(t0.Add(time.Second)) {
+	moved, err := s.MoveRegistration(ctx, r.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered}, evaluation.RegInProgress, t0.Add(time.Second))
+	if err != nil || moved.Status != evaluation.RegInProgress || !moved.StartedAt.Equal(t0.Add(time.Second)) {
 		t.Fatalf("%+v, %v", moved, err)
 	}
-	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, t0); !errors.Is(err, registry.ErrConflict) {
+	if _, err := s.MoveRegistration(ctx, r.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered}, evaluation.RegInProgress, t0); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("move from a status it is not in: %v", err)
 	}
-	if _, err := s.MoveRegistration(ctx, "reg_none", []registry.RegistrationStatus{registry.RegRegistered}, registry.RegCancelled, t0); !errors.Is(err, registry.ErrNotFound) {
+	if _, err := s.MoveRegistration(ctx, "reg_none", []evaluation.RegistrationStatus{evaluation.RegRegistered}, evaluation.RegCancelled, t0); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("unknown registration: %v", err)
 	}
-	if _, err := s.MoveRegistration(ctx, r.ID, []registry.RegistrationStatus{registry.RegInProgress}, registry.RegCancelled, t0); err != nil {
+	if _, err := s.MoveRegistration(ctx, r.ID, []evaluation.RegistrationStatus{evaluation.RegInProgress}, evaluation.RegCancelled, t0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.OpenRegistration(ctx, agent.ID, alpha.ID); !errors.Is(err, registry.ErrNotFound) {
@@ -123,7 +124,7 @@ func testChallenges(t *testing.T, s FullStore) {
 	ctx := t.Context()
 	agent, alpha := evalFixture(t, s)
 	r2, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10))
-	c2, err := registry.NewChallenge("", agent.ID, t0, time.Minute) // the store finds the registration
+	c2, err := evaluation.NewChallenge("", agent.ID, t0, time.Minute) // the store finds the registration
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +138,11 @@ func testChallenges(t *testing.T, s FullStore) {
 	if _, err := s.Challenge(ctx, "ch_none"); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("an unknown challenge: %v, want ErrNotFound", err)
 	}
-	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != registry.RegInProgress || !open.StartedAt.Equal(t0) {
+	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != evaluation.RegInProgress || !open.StartedAt.Equal(t0) {
 		t.Errorf("StartChallenge did not start the registration: %+v", open)
 	}
 	// What answering reads: the open registration with the challenge.
-	if reg, ch, err := s.OpenRegistrationChallenge(ctx, agent.ID, alpha.ID, c2.ID); err != nil || reg.ID != r2.ID || reg.Status != registry.RegInProgress ||
+	if reg, ch, err := s.OpenRegistrationChallenge(ctx, agent.ID, alpha.ID, c2.ID); err != nil || reg.ID != r2.ID || reg.Status != evaluation.RegInProgress ||
 		ch == nil || ch.ID != c2.ID || ch.Nonce != c2.Nonce || len(ch.Values) != 30 || ch.Values[3] != c2.Values[3] ||
 		!ch.ExpiresAt.Equal(c2.ExpiresAt) || !ch.CreatedAt.Equal(c2.CreatedAt) || !ch.UsedAt.IsZero() || ch.AgentID != agent.ID || ch.RegistrationID != r2.ID {
 		t.Errorf("OpenRegistrationChallenge = %+v, %+v, %v", reg, ch, err)
@@ -153,7 +154,7 @@ func testChallenges(t *testing.T, s FullStore) {
 		t.Errorf("OpenRegistrationChallenge without a registration: %v, want ErrNotFound", err)
 	}
 	// Starting again returns the open challenge, whole, and stores nothing.
-	c3, _ := registry.NewChallenge(r2.ID, agent.ID, t0.Add(time.Second), time.Minute)
+	c3, _ := evaluation.NewChallenge(r2.ID, agent.ID, t0.Add(time.Second), time.Minute)
 	got, created, err := s.StartChallenge(ctx, alpha.ID, c3)
 	if err != nil || created || got.ID != c2.ID || got.Nonce != c2.Nonce || len(got.Values) != 30 || !got.ExpiresAt.Equal(c2.ExpiresAt) {
 		t.Errorf("StartChallenge again = %+v, %v, %v; want the open challenge %s", got, created, err, c2.ID)
@@ -162,14 +163,14 @@ func testChallenges(t *testing.T, s FullStore) {
 		t.Errorf("a second challenge was stored: %v", err)
 	}
 	// Once it expired, a new one is made.
-	c4, _ := registry.NewChallenge(r2.ID, agent.ID, t0.Add(2*time.Minute), time.Minute)
+	c4, _ := evaluation.NewChallenge(r2.ID, agent.ID, t0.Add(2*time.Minute), time.Minute)
 	if got, created, err := s.StartChallenge(ctx, alpha.ID, c4); err != nil || !created || got.ID != c4.ID || got.RegistrationID != r2.ID {
 		t.Errorf("StartChallenge after expiry = %+v, %v, %v; want a new challenge", got, created, err)
 	}
 	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); !open.StartedAt.Equal(t0) {
 		t.Errorf("a new challenge moved started_at: %+v", open)
 	}
-	stranger, _ := registry.NewChallenge("", "agent_none", t0, time.Minute)
+	stranger, _ := evaluation.NewChallenge("", "agent_none", t0, time.Minute)
 	if _, _, err := s.StartChallenge(ctx, alpha.ID, stranger); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("StartChallenge without a registration: %v, want ErrNotFound", err)
 	}
@@ -199,10 +200,10 @@ func testChallenges(t *testing.T, s FullStore) {
 	}
 	// A registration waiting for a grade cannot be started.
 	r3, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 11))
-	if _, err := s.MoveRegistration(ctx, r3.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegAwaitingGrading, t0); err != nil {
+	if _, err := s.MoveRegistration(ctx, r3.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered}, evaluation.RegAwaitingGrading, t0); err != nil {
 		t.Fatal(err)
 	}
-	c5, _ := registry.NewChallenge("", agent.ID, t0, time.Minute)
+	c5, _ := evaluation.NewChallenge("", agent.ID, t0, time.Minute)
 	if _, _, err := s.StartChallenge(ctx, alpha.ID, c5); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("StartChallenge of a registration awaiting a grade: %v, want ErrConflict", err)
 	}
@@ -226,7 +227,7 @@ func testStartChallengeOnce(t *testing.T, s FullStore) {
 			s.OpenRegistration(t.Context(), agent.ID, alpha.ID) // a connection each, before the race
 			warm.Done()
 			<-gate
-			c, _ := registry.NewChallenge("", agent.ID, t0, time.Minute)
+			c, _ := evaluation.NewChallenge("", agent.ID, t0, time.Minute)
 			got, made, err := s.StartChallenge(t.Context(), alpha.ID, c)
 			if err != nil {
 				t.Error(err)
@@ -254,10 +255,10 @@ func testStartChallengeOnce(t *testing.T, s FullStore) {
 	}
 }
 
-func result(r *registry.Registration, passed bool, at time.Time) *registry.Result {
-	return &registry.Result{ID: "res_" + r.ID, RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID,
+func result(r *evaluation.Registration, passed bool, at time.Time) *evaluation.Result {
+	return &evaluation.Result{ID: "res_" + r.ID, RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID,
 		VersionID: r.VersionID, Version: r.Version, ContentSHA256: "x", Passed: passed, CompletedAt: at,
-		Trace: registry.Trace{Status: "success", Gates: []registry.Gate{{Gate: 4, Name: "goal", Passed: passed}}}}
+		Trace: evaluation.Trace{Status: "success", Gates: []evaluation.Gate{{Gate: 4, Name: "goal", Passed: passed}}}}
 }
 
 func testResultsAndPoints(t *testing.T, s FullStore) {
@@ -348,7 +349,7 @@ func testResultPages(t *testing.T, s FullStore) {
 	var seen []string
 	cursor := ""
 	for page := 0; page < 5; page++ {
-		got, next, err := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID, Limit: 2, Cursor: cursor})
+		got, next, err := s.Results(ctx, evaluation.ResultFilter{EvaluationID: alpha.ID, Limit: 2, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,17 +364,17 @@ func testResultPages(t *testing.T, s FullStore) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("paged through %v; want every result once, newest first: %v", seen, want)
 	}
-	if _, _, err := s.Results(ctx, registry.ResultFilter{Cursor: "garbage!"}); !errors.Is(err, registry.ErrInvalid) {
+	if _, _, err := s.Results(ctx, evaluation.ResultFilter{Cursor: "garbage!"}); !errors.Is(err, registry.ErrInvalid) {
 		t.Errorf("bad cursor: %v", err)
 	}
 	private := false
 	if _, err := s.UpdateAgent(ctx, agent.ID, registry.AgentUpdate{ResultsPublic: &private}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID}); len(got) != 0 {
+	if got, _, _ := s.Results(ctx, evaluation.ResultFilter{EvaluationID: alpha.ID}); len(got) != 0 {
 		t.Errorf("private results shown to others: %d", len(got))
 	}
-	if got, _, _ := s.Results(ctx, registry.ResultFilter{EvaluationID: alpha.ID, Viewer: agent.ID}); len(got) != 5 {
+	if got, _, _ := s.Results(ctx, evaluation.ResultFilter{EvaluationID: alpha.ID, Viewer: agent.ID}); len(got) != 5 {
 		t.Errorf("private results hidden from their agent: %d", len(got))
 	}
 }
@@ -397,7 +398,7 @@ func testPassCounts(t *testing.T, s FullStore) {
 	if err != nil || counts[alpha.ID] != 2 || counts["beta"] != 0 {
 		t.Errorf("pass counts = %v, %v; want alpha: 2 (distinct agents)", counts, err)
 	}
-	passes, _, err := s.Results(ctx, registry.ResultFilter{PassedOnly: true, Limit: 10})
+	passes, _, err := s.Results(ctx, evaluation.ResultFilter{PassedOnly: true, Limit: 10})
 	if err != nil || len(passes) != 3 {
 		t.Fatalf("passes = %d, %v; want 3", len(passes), err)
 	}

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // SessionFullStore is a store with multi-agent sessions.
 type SessionFullStore interface {
 	FullStore
-	registry.SessionStore
+	evaluation.SessionStore
 }
 
 // RunSessionStoreTests runs the multi-agent half of the conformance
@@ -75,22 +76,22 @@ Body.
 `, n, id, id, id)}
 }
 
-func startedRegistration(t *testing.T, s SessionFullStore, a *registry.Agent, e *registry.Entry) *registry.Registration {
+func startedRegistration(t *testing.T, s SessionFullStore, a *registry.Agent, e *registry.Entry) *evaluation.Registration {
 	t.Helper()
 	reg, _, err := s.Register(t.Context(), newRegistration(t, a, e, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err = s.MoveRegistration(t.Context(), reg.ID, []registry.RegistrationStatus{registry.RegRegistered}, registry.RegInProgress, t0)
+	reg, err = s.MoveRegistration(t.Context(), reg.ID, []evaluation.RegistrationStatus{evaluation.RegRegistered}, evaluation.RegInProgress, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return reg
 }
 
-func proctoredSession(t *testing.T, s SessionFullStore, proctor, candidate *registry.Agent, reg *registry.Registration) *registry.Session {
+func proctoredSession(t *testing.T, s SessionFullStore, proctor, candidate *registry.Agent, reg *evaluation.Registration) *evaluation.Session {
 	t.Helper()
-	sess, err := s.ClaimRegistration(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: reg.EvaluationID,
+	sess, err := s.ClaimRegistration(t.Context(), &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: reg.EvaluationID,
 		RegistrationID: reg.ID, CreatedAt: t0}, proctor.ID, candidate.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func testOneClaimWins(t *testing.T, s SessionFullStore) {
 	won, lost := 0, 0
 	for _, p := range agents[1:] {
 		wg.Go(func() {
-			_, err := s.ClaimRegistration(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: proctored.ID,
+			_, err := s.ClaimRegistration(t.Context(), &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: proctored.ID,
 				RegistrationID: reg.ID, CreatedAt: t0}, p.ID, agents[0].ID)
 			mu.Lock()
 			defer mu.Unlock()
@@ -125,7 +126,7 @@ func testOneClaimWins(t *testing.T, s SessionFullStore) {
 		t.Errorf("%d claims won, %d lost; want 1 and 19", won, lost)
 	}
 	sess, err := s.SessionByRegistration(t.Context(), reg.ID)
-	if err != nil || sess.Kind != registry.SessionProctored || sess.Status != registry.SessionActive || sess.ProctorID == "" {
+	if err != nil || sess.Kind != evaluation.SessionProctored || sess.Status != evaluation.SessionActive || sess.ProctorID == "" {
 		t.Fatalf("session = %+v, %v", sess, err)
 	}
 	ps, err := s.Participants(t.Context(), sess.ID)
@@ -136,7 +137,7 @@ func testOneClaimWins(t *testing.T, s SessionFullStore) {
 	for _, p := range ps {
 		roles[p.AgentID] = p.Role
 	}
-	if roles[agents[0].ID] != registry.RoleCandidate || roles[sess.ProctorID] != registry.RoleProctor {
+	if roles[agents[0].ID] != evaluation.RoleCandidate || roles[sess.ProctorID] != evaluation.RoleProctor {
 		t.Errorf("roles = %v", roles)
 	}
 }
@@ -149,8 +150,8 @@ func testSequences(t *testing.T, s SessionFullStore) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				_, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
-					SenderID: agents[w%2].ID, Role: registry.RoleCandidate, Content: fmt.Sprintf("w%d m%d", w, i), CreatedAt: t0})
+				_, err := s.PostMessage(t.Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
+					SenderID: agents[w%2].ID, Role: evaluation.RoleCandidate, Content: fmt.Sprintf("w%d m%d", w, i), CreatedAt: t0})
 				if err != nil {
 					t.Error(err)
 					return
@@ -159,7 +160,7 @@ func testSequences(t *testing.T, s SessionFullStore) {
 		})
 	}
 	wg.Wait()
-	var all []*registry.SessionMessage
+	var all []*evaluation.SessionMessage
 	for since := int64(0); ; {
 		page, err := s.Messages(t.Context(), sess.ID, since, 120)
 		if err != nil {
@@ -187,14 +188,14 @@ func testSequences(t *testing.T, s SessionFullStore) {
 
 func testClosedSessions(t *testing.T, s SessionFullStore) {
 	agents, _, live := sessionWorld(t, s, 2)
-	tmpl := &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 1, MaxParticipants: 2}
+	tmpl := &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 1, MaxParticipants: 2}
 	sess, err := s.JoinLive(t.Context(), tmpl, startedRegistration(t, s, agents[0], live), time.Hour, t0)
-	if err != nil || sess.Status != registry.SessionActive || !sess.EndsAt.Equal(t0.Add(time.Hour)) {
+	if err != nil || sess.Status != evaluation.SessionActive || !sess.EndsAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("join = %+v, %v", sess, err)
 	}
 	post := func(at time.Time) error {
-		_, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID, SenderID: agents[0].ID,
-			Role: registry.RoleParticipant, Content: "hello", CreatedAt: at})
+		_, err := s.PostMessage(t.Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID, SenderID: agents[0].ID,
+			Role: evaluation.RoleParticipant, Content: "hello", CreatedAt: at})
 		return err
 	}
 	if err := post(t0.Add(59 * time.Minute)); err != nil {
@@ -203,8 +204,8 @@ func testClosedSessions(t *testing.T, s SessionFullStore) {
 	if err := post(t0.Add(61 * time.Minute)); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("after ends_at: %v, want ErrConflict", err)
 	}
-	if _, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: "nope", SenderID: agents[0].ID,
-		Role: registry.RoleParticipant, Content: "x", CreatedAt: t0}); !errors.Is(err, registry.ErrConflict) {
+	if _, err := s.PostMessage(t.Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: "nope", SenderID: agents[0].ID,
+		Role: evaluation.RoleParticipant, Content: "x", CreatedAt: t0}); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
@@ -212,20 +213,20 @@ func testClosedSessions(t *testing.T, s SessionFullStore) {
 func testLiveSeats(t *testing.T, s SessionFullStore) {
 	agents, _, live := sessionWorld(t, s, 6)
 	var wg sync.WaitGroup
-	regs := make([]*registry.Registration, 5)
+	regs := make([]*evaluation.Registration, 5)
 	for i := range 5 {
 		regs[i] = startedRegistration(t, s, agents[i], live)
 	}
 	for i := range 5 {
 		wg.Go(func() {
-			tmpl := &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 4, MaxParticipants: 4}
+			tmpl := &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 4, MaxParticipants: 4}
 			if _, err := s.JoinLive(t.Context(), tmpl, regs[i], time.Hour, t0); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	sizes := map[registry.SessionStatus][]int{}
+	sizes := map[evaluation.SessionStatus][]int{}
 	seen := map[string]bool{}
 	for _, r := range regs {
 		sess, err := s.SessionByRegistration(t.Context(), r.ID)
@@ -237,21 +238,21 @@ func testLiveSeats(t *testing.T, s SessionFullStore) {
 			sizes[sess.Status] = append(sizes[sess.Status], sess.Participants)
 		}
 	}
-	if !slices.Equal(sizes[registry.SessionActive], []int{4}) || !slices.Equal(sizes[registry.SessionForming], []int{1}) {
+	if !slices.Equal(sizes[evaluation.SessionActive], []int{4}) || !slices.Equal(sizes[evaluation.SessionForming], []int{1}) {
 		t.Fatalf("sessions by status and size = %v; want one active of 4 and one forming of 1", sizes)
 	}
 	// Joining again returns the seat taken; leaving works only while forming.
 	for _, r := range regs {
 		sess, _ := s.SessionByRegistration(t.Context(), r.ID)
-		again, err := s.JoinLive(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 4, MaxParticipants: 4}, r, time.Hour, t0)
+		again, err := s.JoinLive(t.Context(), &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 4, MaxParticipants: 4}, r, time.Hour, t0)
 		if err != nil || again.ID != sess.ID {
 			t.Errorf("join again: %v, %v; want %s", again, err, sess.ID)
 		}
 		err = s.LeaveForming(t.Context(), r.ID)
-		if sess.Status == registry.SessionForming && err != nil {
+		if sess.Status == evaluation.SessionForming && err != nil {
 			t.Errorf("leaving a forming session: %v", err)
 		}
-		if sess.Status == registry.SessionActive && !errors.Is(err, registry.ErrConflict) {
+		if sess.Status == evaluation.SessionActive && !errors.Is(err, registry.ErrConflict) {
 			t.Errorf("leaving an active session: %v, want ErrConflict", err)
 		}
 	}
@@ -262,13 +263,13 @@ func testLiveSeats(t *testing.T, s SessionFullStore) {
 
 func testGradeSession(t *testing.T, s SessionFullStore) {
 	agents, _, live := sessionWorld(t, s, 4)
-	var regs []*registry.Registration
-	var sess *registry.Session
+	var regs []*evaluation.Registration
+	var sess *evaluation.Session
 	for _, a := range agents[:2] {
 		r := startedRegistration(t, s, a, live)
 		regs = append(regs, r)
 		var err error
-		if sess, err = s.JoinLive(t.Context(), &registry.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 2, MaxParticipants: 2}, r, time.Hour, t0); err != nil {
+		if sess, err = s.JoinLive(t.Context(), &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 2, MaxParticipants: 2}, r, time.Hour, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -300,10 +301,10 @@ func testGradeSession(t *testing.T, s SessionFullStore) {
 	if grader == proctor.ID {
 		wrong = other.ID
 	}
-	results := func() []*registry.Result {
-		var out []*registry.Result
+	results := func() []*evaluation.Result {
+		var out []*evaluation.Result
 		for _, r := range regs {
-			out = append(out, &registry.Result{ID: registry.NewID("res_"), RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: live.ID,
+			out = append(out, &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: r.ID, AgentID: r.AgentID, EvaluationID: live.ID,
 				VersionID: r.VersionID, Version: r.Version, ContentSHA256: "x", Passed: true, CompletedAt: t0,
 				Details: map[string]any{"session_id": sess.ID}})
 		}
@@ -320,12 +321,12 @@ func testGradeSession(t *testing.T, s SessionFullStore) {
 		t.Errorf("grading twice: %v, want ErrConflict", err)
 	}
 	ended, _ := s.Session(t.Context(), sess.ID)
-	if ended.Status != registry.SessionEnded || ended.EndedAt.IsZero() {
+	if ended.Status != evaluation.SessionEnded || ended.EndedAt.IsZero() {
 		t.Errorf("session after grading: %+v", ended)
 	}
 	for _, r := range regs {
 		reg, _ := s.Registration(t.Context(), r.ID)
-		if reg.Status != registry.RegCompleted {
+		if reg.Status != evaluation.RegCompleted {
 			t.Errorf("registration %s is %s", r.ID, reg.Status)
 		}
 	}
@@ -335,19 +336,19 @@ func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
 	agents, proctored, _ := sessionWorld(t, s, 3)
 	r0 := startedRegistration(t, s, agents[0], proctored)
 	startedRegistration(t, s, agents[1], proctored)
-	pending, err := s.PendingRegistrations(t.Context(), proctored.ID, agents[0].ID, registry.RegInProgress)
+	pending, err := s.PendingRegistrations(t.Context(), proctored.ID, agents[0].ID, evaluation.RegInProgress)
 	if err != nil || len(pending) != 1 || pending[0].CandidateID != agents[1].ID || !strings.HasPrefix(pending[0].CandidateName, "s-agent-1") {
 		t.Fatalf("pending for agent 0 = %+v, %v; want only agent 1's", pending, err)
 	}
 	sess := proctoredSession(t, s, agents[2], agents[0], r0)
-	if pending, _ := s.PendingRegistrations(t.Context(), proctored.ID, agents[2].ID, registry.RegInProgress); len(pending) != 1 {
+	if pending, _ := s.PendingRegistrations(t.Context(), proctored.ID, agents[2].ID, evaluation.RegInProgress); len(pending) != 1 {
 		t.Errorf("a claimed registration is still pending: %+v", pending)
 	}
 	sub := s.Subscribe(t.Context(), sess.ID)
 	defer sub.Close()
 	time.Sleep(100 * time.Millisecond) // let a listener connect where there is one
-	if _, err := s.PostMessage(t.Context(), &registry.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID, SenderID: agents[0].ID,
-		Role: registry.RoleCandidate, Content: "hi", CreatedAt: t0}); err != nil {
+	if _, err := s.PostMessage(t.Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID, SenderID: agents[0].ID,
+		Role: evaluation.RoleCandidate, Content: "hi", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(5 * time.Second)
@@ -372,7 +373,7 @@ func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
 			got = got || m.Content == "hi" && m.Sequence == 1
 		}
 	}
-	if got, role, err := s.Membership(t.Context(), sess.ID, agents[0].ID); err != nil || got.ID != sess.ID || role != registry.RoleCandidate {
+	if got, role, err := s.Membership(t.Context(), sess.ID, agents[0].ID); err != nil || got.ID != sess.ID || role != evaluation.RoleCandidate {
 		t.Errorf("membership of the candidate = %v %q, %v", got, role, err)
 	}
 	if _, role, err := s.Membership(t.Context(), sess.ID, agents[1].ID); err != nil || role != "" {
@@ -382,7 +383,7 @@ func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
 		t.Errorf("membership of an unknown session: %v", err)
 	}
 	sessions, roles, err := s.AgentSessions(t.Context(), agents[0].ID)
-	if err != nil || len(sessions) != 1 || sessions[0].ID != sess.ID || roles[0] != registry.RoleCandidate {
+	if err != nil || len(sessions) != 1 || sessions[0].ID != sess.ID || roles[0] != evaluation.RoleCandidate {
 		t.Errorf("agent sessions = %+v %v, %v", sessions, roles, err)
 	}
 }

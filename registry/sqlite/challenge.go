@@ -8,11 +8,12 @@ import (
 	"fmt"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // OpenRegistrationChallenge returns the agent's open registration for an
 // evaluation and the challenge with that id (nil when there is none).
-func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *registry.Registration, _ *registry.Challenge, err error) {
+func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (_ *evaluation.Registration, _ *evaluation.Challenge, err error) {
 	defer wrap(&err, "OpenRegistrationChallenge")
 	var id, regID, agent, values, nonce, created, expires, used sql.NullString
 	r, err := scanRegistrationWith(s.queryRow(ctx, "SELECT "+registrationColumns+`,
@@ -23,7 +24,7 @@ func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluati
 	if err != nil || !id.Valid {
 		return r, nil, err
 	}
-	c := registry.Challenge{ID: id.String, RegistrationID: regID.String, AgentID: agent.String, Nonce: nonce.String}
+	c := evaluation.Challenge{ID: id.String, RegistrationID: regID.String, AgentID: agent.String, Nonce: nonce.String}
 	if err := json.Unmarshal([]byte(values.String), &c.Values); err != nil {
 		return nil, nil, err
 	}
@@ -39,8 +40,8 @@ func (s *Store) OpenRegistrationChallenge(ctx context.Context, agentID, evaluati
 	return r, &c, nil
 }
 
-func scanChallenge(row scanner) (*registry.Challenge, error) {
-	var c registry.Challenge
+func scanChallenge(row scanner) (*evaluation.Challenge, error) {
+	var c evaluation.Challenge
 	var values, created, expires string
 	var used sql.NullString
 	if err := row.Scan(&c.ID, &c.RegistrationID, &c.AgentID, &values, &c.Nonce, &created, &expires, &used); err != nil {
@@ -63,14 +64,14 @@ func scanChallenge(row scanner) (*registry.Challenge, error) {
 const challengeColumns = `id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at, used_at`
 
 // Challenge returns a challenge.
-func (s *Store) Challenge(ctx context.Context, id string) (_ *registry.Challenge, err error) {
+func (s *Store) Challenge(ctx context.Context, id string) (_ *evaluation.Challenge, err error) {
 	defer wrap(&err, "Challenge")
 	return scanChallenge(s.queryRow(ctx, "SELECT "+challengeColumns+" FROM challenges WHERE id = ?", id))
 }
 
 // StartChallenge returns the open challenge of the agent's registration
 // or stores c for it and starts the registration, in one transaction.
-func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *registry.Challenge) (_ *registry.Challenge, created bool, err error) {
+func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *evaluation.Challenge) (_ *evaluation.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
 	values, err := json.Marshal(c.Values)
 	if err != nil {
@@ -86,7 +87,7 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *regi
 		c.AgentID, evaluationID).Scan(&regID, &status); err != nil {
 		return nil, false, err
 	}
-	if status != string(registry.RegRegistered) && status != string(registry.RegInProgress) {
+	if status != string(evaluation.RegRegistered) && status != string(evaluation.RegInProgress) {
 		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 	}
 	open, err := scanChallenge(tx.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
@@ -111,7 +112,7 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *regi
 }
 
 // AnswerChallenge uses a challenge and records its result together.
-func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *evaluation.Result, points float64) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "AnswerChallenge")
 	tx, done, err := s.begin(ctx)
 	if err != nil {

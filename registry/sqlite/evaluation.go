@@ -9,24 +9,27 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ registry.EvaluationStore = (*Store)(nil)
+var _ evaluation.EvaluationStore = (*Store)(nil)
 
 const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
 
-func scanRegistration(row scanner) (*registry.Registration, error) { return scanRegistrationWith(row) }
+func scanRegistration(row scanner) (*evaluation.Registration, error) {
+	return scanRegistrationWith(row)
+}
 
 // scanRegistrationWith scans a registration followed by extra columns.
-func scanRegistrationWith(row scanner, extra ...any) (*registry.Registration, error) {
-	var r registry.Registration
+func scanRegistrationWith(row scanner, extra ...any) (*evaluation.Registration, error) {
+	var r evaluation.Registration
 	var status, registered string
 	var started, completed sql.NullString
 	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &registered, &started, &completed}, extra...)...); err != nil {
 		return nil, err
 	}
-	r.Status = registry.RegistrationStatus(status)
+	r.Status = evaluation.RegistrationStatus(status)
 	var err error
 	if r.RegisteredAt, err = parseTime(registered); err != nil {
 		return nil, err
@@ -41,7 +44,7 @@ func scanRegistrationWith(row scanner, extra ...any) (*registry.Registration, er
 const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
 
 // Register opens a registration, or returns the open one.
-func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *registry.Registration, created bool, err error) {
+func (s *Store) Register(ctx context.Context, r *evaluation.Registration) (_ *evaluation.Registration, created bool, err error) {
 	defer wrap(&err, "Register")
 	res, err := s.exec(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at)
 		VALUES (?, ?, ?, ?, 'registered', ?)
@@ -59,14 +62,14 @@ func (s *Store) Register(ctx context.Context, r *registry.Registration) (_ *regi
 }
 
 // OpenRegistration returns the agent's open registration for an evaluation.
-func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *registry.Registration, err error) {
+func (s *Store) OpenRegistration(ctx context.Context, agentID, evaluationID string) (_ *evaluation.Registration, err error) {
 	defer wrap(&err, "OpenRegistration")
 	return scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.evaluation_id = ? AND r.status IN "+openStatuses, agentID, evaluationID))
 }
 
 // Registration returns a registration.
-func (s *Store) Registration(ctx context.Context, id string) (_ *registry.Registration, err error) {
+func (s *Store) Registration(ctx context.Context, id string) (_ *evaluation.Registration, err error) {
 	defer wrap(&err, "Registration")
 	return scanRegistration(s.queryRow(ctx, "SELECT "+registrationColumns+registrationFrom+" WHERE r.id = ?", id))
 }
@@ -80,7 +83,7 @@ func (s *Store) VersionContent(ctx context.Context, versionID int64) (_ []byte, 
 }
 
 // OpenRegistrations lists an agent's open registrations.
-func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*registry.Registration, err error) {
+func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*evaluation.Registration, err error) {
 	defer wrap(&err, "OpenRegistrations")
 	rows, err := s.query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.status IN "+openStatuses, agentID)
@@ -88,15 +91,15 @@ func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*reg
 }
 
 // MoveRegistration changes a registration's status if it is in one of from.
-func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry.RegistrationStatus, to registry.RegistrationStatus, at time.Time) (_ *registry.Registration, err error) {
+func (s *Store) MoveRegistration(ctx context.Context, id string, from []evaluation.RegistrationStatus, to evaluation.RegistrationStatus, at time.Time) (_ *evaluation.Registration, err error) {
 	defer wrap(&err, "MoveRegistration(%q → %s)", id, to)
 	args := []any{string(to)}
 	set := "status = ?"
 	switch to {
-	case registry.RegInProgress:
+	case evaluation.RegInProgress:
 		set += ", started_at = COALESCE(started_at, ?)"
 		args = append(args, formatTime(at))
-	case registry.RegCompleted, registry.RegCancelled:
+	case evaluation.RegCompleted, evaluation.RegCancelled:
 		set += ", completed_at = ?"
 		args = append(args, formatTime(at))
 	}
@@ -118,7 +121,7 @@ func (s *Store) MoveRegistration(ctx context.Context, id string, from []registry
 }
 
 // RecordResult stores a registration's result and completes it.
-func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points float64) (_ *registry.Result, err error) {
+func (s *Store) RecordResult(ctx context.Context, r *evaluation.Result, points float64) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "RecordResult")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -134,12 +137,12 @@ func (s *Store) RecordResult(ctx context.Context, r *registry.Result, points flo
 
 // recordResult inserts a result, crediting points for the agent's first
 // pass of the evaluation, and completes the registration.
-func (s *Store) recordResult(ctx context.Context, tx *sql.Tx, r *registry.Result, points float64) (*registry.Result, error) {
+func (s *Store) recordResult(ctx context.Context, tx *sql.Tx, r *evaluation.Result, points float64) (*evaluation.Result, error) {
 	var status string
 	if err := s.txQueryRow(ctx, tx, "SELECT status FROM registrations WHERE id = ?", r.RegistrationID).Scan(&status); err != nil {
 		return nil, err
 	}
-	if !registry.RegistrationStatus(status).Open() {
+	if !evaluation.RegistrationStatus(status).Open() {
 		return nil, fmt.Errorf("registration is %s: %w", status, registry.ErrConflict)
 	}
 	out := *r
@@ -191,8 +194,8 @@ func orEmpty(m map[string]any) map[string]any {
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
 	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at`
 
-func scanResult(row scanner) (*registry.Result, error) {
-	var r registry.Result
+func scanResult(row scanner) (*evaluation.Result, error) {
+	var r evaluation.Result
 	var details, trace, completed string
 	var expires sql.NullString
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
@@ -214,13 +217,13 @@ func scanResult(row scanner) (*registry.Result, error) {
 }
 
 // Result returns a result.
-func (s *Store) Result(ctx context.Context, id string) (_ *registry.Result, err error) {
+func (s *Store) Result(ctx context.Context, id string) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "Result")
 	return scanResult(s.queryRow(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.id = ?", id))
 }
 
 // Results lists results, newest first, with the next page's cursor.
-func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*registry.Result, next string, err error) {
+func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*evaluation.Result, next string, err error) {
 	defer wrap(&err, "Results")
 	where := []string{"(a.results_public = 1 OR r.agent_id = ?)"}
 	args := []any{f.Viewer}
@@ -250,12 +253,12 @@ func (s *Store) Results(ctx context.Context, f registry.ResultFilter) (_ []*regi
 	if err != nil {
 		return nil, "", err
 	}
-	out, next = registry.PageResults(out, limit)
+	out, next = evaluation.PageResults(out, limit)
 	return out, next, nil
 }
 
 // Passes lists the agent's newest valid pass of each evaluation.
-func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*registry.Result, err error) {
+func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "Passes")
 	rows, err := s.query(ctx, "SELECT "+resultColumns+` FROM results r WHERE r.id IN (
 			SELECT (SELECT r2.id FROM results r2 WHERE r2.agent_id = e.agent_id AND r2.evaluation_id = e.evaluation_id AND r2.passed = 1
@@ -266,7 +269,7 @@ func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []
 }
 
 // ResultsSince lists results completed at or after since, oldest first.
-func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*registry.Result, err error) {
+func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "ResultsSince")
 	rows, err := s.query(ctx, "SELECT "+resultColumns+" FROM results r WHERE r.completed_at >= ? ORDER BY r.completed_at, r.id", formatTime(since))
 	return collect(rows, err, scanResult)

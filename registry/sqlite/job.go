@@ -7,22 +7,23 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ registry.JobStore = (*Store)(nil)
+var _ evaluation.JobStore = (*Store)(nil)
 
 const jobColumns = `id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at, submission, partial, attempts,
 	next_attempt_at, lease_until, last_error, result_id, created_at, updated_at`
 
-func scanJob(row scanner) (*registry.Job, error) {
-	var j registry.Job
+func scanJob(row scanner) (*evaluation.Job, error) {
+	var j evaluation.Job
 	var status, created, updated string
 	var nonceExp, next, lease, result sql.NullString
 	if err := row.Scan(&j.ID, &j.RegistrationID, &j.AgentID, &j.EvaluationID, &status, &j.Nonce, &nonceExp, &j.Submission, &j.Partial,
 		&j.Attempts, &next, &lease, &j.LastError, &result, &created, &updated); err != nil {
 		return nil, err
 	}
-	j.Status, j.ResultID = registry.JobStatus(status), result.String
+	j.Status, j.ResultID = evaluation.JobStatus(status), result.String
 	for _, t := range []struct {
 		dst *time.Time
 		src string
@@ -44,7 +45,7 @@ func nullTime(t time.Time) any {
 }
 
 // CreateJob stores a job, or returns the registration's existing one.
-func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job, created bool, err error) {
+func (s *Store) CreateJob(ctx context.Context, j *evaluation.Job) (_ *evaluation.Job, created bool, err error) {
 	defer wrap(&err, "CreateJob")
 	res, err := s.exec(ctx, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at,
 		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (registration_id) DO NOTHING`,
@@ -59,19 +60,19 @@ func (s *Store) CreateJob(ctx context.Context, j *registry.Job) (_ *registry.Job
 }
 
 // Job returns a job.
-func (s *Store) Job(ctx context.Context, id string) (_ *registry.Job, err error) {
+func (s *Store) Job(ctx context.Context, id string) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "Job")
 	return scanJob(s.queryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
 }
 
 // JobByRegistration returns a registration's job.
-func (s *Store) JobByRegistration(ctx context.Context, registrationID string) (_ *registry.Job, err error) {
+func (s *Store) JobByRegistration(ctx context.Context, registrationID string) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "JobByRegistration")
 	return scanJob(s.queryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE registration_id = ?", registrationID))
 }
 
 // moveJob updates a job that is in status from, or reports ErrConflict.
-func (s *Store) moveJob(ctx context.Context, db execer, id string, from registry.JobStatus, set string, args ...any) error {
+func (s *Store) moveJob(ctx context.Context, db execer, id string, from evaluation.JobStatus, set string, args ...any) error {
 	res, err := db.ExecContext(ctx, "UPDATE jobs SET "+set+" WHERE id = ? AND status = ?", append(args, id, string(from))...)
 	if err != nil {
 		return err
@@ -90,9 +91,9 @@ type execer interface {
 }
 
 // SubmitJob stores a pending job's submission and queues it.
-func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (_ *registry.Job, err error) {
+func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "SubmitJob")
-	if err := s.moveJob(ctx, locked{s}, id, registry.JobPending, "status = 'submitted', submission = ?, partial = ?, next_attempt_at = ?, updated_at = ?",
+	if err := s.moveJob(ctx, locked{s}, id, evaluation.JobPending, "status = 'submitted', submission = ?, partial = ?, next_attempt_at = ?, updated_at = ?",
 		submission, partial, formatTime(at), formatTime(at)); err != nil {
 		return nil, err
 	}
@@ -102,11 +103,11 @@ func (s *Store) SubmitJob(ctx context.Context, id string, submission, partial []
 // ExpireJob marks a pending job expired.
 func (s *Store) ExpireJob(ctx context.Context, id string, at time.Time) (err error) {
 	defer wrap(&err, "ExpireJob")
-	return s.moveJob(ctx, locked{s}, id, registry.JobPending, "status = 'expired', updated_at = ?", formatTime(at))
+	return s.moveJob(ctx, locked{s}, id, evaluation.JobPending, "status = 'expired', updated_at = ?", formatTime(at))
 }
 
 // ClaimJob leases the next due job.
-func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry.Job, err error) {
+func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *evaluation.Job, err error) {
 	defer wrap(&err, "ClaimJob")
 	n := formatTime(now)
 	row, unlock := s.writeRow(ctx, `UPDATE jobs SET status = 'judging', lease_until = ?, attempts = attempts + 1, updated_at = ?
@@ -120,7 +121,7 @@ func (s *Store) ClaimJob(ctx context.Context, now, lease time.Time) (_ *registry
 // RetryJob returns a judging job to the queue.
 func (s *Store) RetryJob(ctx context.Context, id string, next time.Time, reason string) (err error) {
 	defer wrap(&err, "RetryJob")
-	return s.moveJob(ctx, locked{s}, id, registry.JobJudging, "status = 'submitted', next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?",
+	return s.moveJob(ctx, locked{s}, id, evaluation.JobJudging, "status = 'submitted', next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?",
 		formatTime(next), reason, formatTime(time.Now()))
 }
 
@@ -132,7 +133,7 @@ func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.T
 		return err
 	}
 	defer done()
-	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'failed', last_error = ?, lease_until = NULL, updated_at = ?", reason, formatTime(at)); err != nil {
+	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'failed', last_error = ?, lease_until = NULL, updated_at = ?", reason, formatTime(at)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'cancelled', completed_at = ?
@@ -143,7 +144,7 @@ func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.T
 }
 
 // CompleteJob records a judged job's result and completes it.
-func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, points float64) (_ *registry.Result, err error) {
+func (s *Store) CompleteJob(ctx context.Context, id string, r *evaluation.Result, points float64) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "CompleteJob")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -154,7 +155,7 @@ func (s *Store) CompleteJob(ctx context.Context, id string, r *registry.Result, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.moveJob(ctx, tx, id, registry.JobJudging, "status = 'completed', result_id = ?, lease_until = NULL, updated_at = ?",
+	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'completed', result_id = ?, lease_until = NULL, updated_at = ?",
 		out.ID, formatTime(out.CompletedAt)); err != nil {
 		return nil, err
 	}

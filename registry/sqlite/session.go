@@ -7,22 +7,23 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ registry.SessionStore = (*Store)(nil)
+var _ evaluation.SessionStore = (*Store)(nil)
 
 const sessionColumns = `s.id, s.evaluation_id, s.kind, s.status, s.registration_id, s.proctor_id, s.min_participants, s.max_participants,
 	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at`
 
-func scanSession(row scanner) (*registry.Session, error) {
-	var s registry.Session
+func scanSession(row scanner) (*evaluation.Session, error) {
+	var s evaluation.Session
 	var kind, status, created string
 	var reg, proctor, started, ends, ended sql.NullString
 	if err := row.Scan(&s.ID, &s.EvaluationID, &kind, &status, &reg, &proctor, &s.MinParticipants, &s.MaxParticipants,
 		&s.Participants, &s.LastSequence, &created, &started, &ends, &ended); err != nil {
 		return nil, err
 	}
-	s.Kind, s.Status, s.RegistrationID, s.ProctorID = registry.SessionKind(kind), registry.SessionStatus(status), reg.String, proctor.String
+	s.Kind, s.Status, s.RegistrationID, s.ProctorID = evaluation.SessionKind(kind), evaluation.SessionStatus(status), reg.String, proctor.String
 	for _, t := range []struct {
 		dst *time.Time
 		src string
@@ -38,7 +39,7 @@ func scanSession(row scanner) (*registry.Session, error) {
 
 // ClaimRegistration opens a proctored session; the unique registration
 // makes a second claim fail.
-func (s *Store) ClaimRegistration(ctx context.Context, sess *registry.Session, proctorID, candidateID string) (_ *registry.Session, err error) {
+func (s *Store) ClaimRegistration(ctx context.Context, sess *evaluation.Session, proctorID, candidateID string) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "ClaimRegistration")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -63,7 +64,7 @@ func (s *Store) ClaimRegistration(ctx context.Context, sess *registry.Session, p
 }
 
 // ClaimSession makes proctorID the grader of a live session.
-func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (_ *registry.Session, err error) {
+func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "ClaimSession")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -94,7 +95,7 @@ func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, a
 
 // JoinLive seats a registration in a live session, first come first
 // served. Writers are serialised, so two joins never take one seat.
-func (s *Store) JoinLive(ctx context.Context, tmpl *registry.Session, reg *registry.Registration, duration time.Duration, at time.Time) (_ *registry.Session, err error) {
+func (s *Store) JoinLive(ctx context.Context, tmpl *evaluation.Session, reg *evaluation.Registration, duration time.Duration, at time.Time) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "JoinLive")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -160,7 +161,7 @@ func (s *Store) LeaveForming(ctx context.Context, registrationID string) (err er
 	if err != nil {
 		return err
 	}
-	if status != string(registry.SessionForming) {
+	if status != string(evaluation.SessionForming) {
 		return fmt.Errorf("session %s has started: %w", id, registry.ErrConflict)
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM session_participants WHERE registration_id = ?", registrationID); err != nil {
@@ -173,13 +174,13 @@ func (s *Store) LeaveForming(ctx context.Context, registrationID string) (err er
 }
 
 // Session returns a session.
-func (s *Store) Session(ctx context.Context, id string) (_ *registry.Session, err error) {
+func (s *Store) Session(ctx context.Context, id string) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "Session")
 	return scanSession(s.queryRow(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
 }
 
 // SessionByRegistration returns the session a registration takes part in.
-func (s *Store) SessionByRegistration(ctx context.Context, registrationID string) (_ *registry.Session, err error) {
+func (s *Store) SessionByRegistration(ctx context.Context, registrationID string) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "SessionByRegistration")
 	return scanSession(s.queryRow(ctx, "SELECT "+sessionColumns+` FROM sessions s
 		JOIN session_participants p ON p.session_id = s.id WHERE p.registration_id = ?`, registrationID))
@@ -187,7 +188,7 @@ func (s *Store) SessionByRegistration(ctx context.Context, registrationID string
 
 // Membership returns a session and the role agentID has in it ("" when
 // none), in one query.
-func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *registry.Session, role string, err error) {
+func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *evaluation.Session, role string, err error) {
 	defer wrap(&err, "Membership")
 	var r sql.NullString
 	sess, err := scanSession(scanFunc(func(dest ...any) error {
@@ -198,12 +199,12 @@ func (s *Store) Membership(ctx context.Context, sessionID, agentID string) (_ *r
 }
 
 // Participants lists a session's participants with their names.
-func (s *Store) Participants(ctx context.Context, sessionID string) (_ []registry.Participant, err error) {
+func (s *Store) Participants(ctx context.Context, sessionID string) (_ []evaluation.Participant, err error) {
 	defer wrap(&err, "Participants")
 	rows, err := s.query(ctx, `SELECT p.session_id, p.agent_id, a.name, p.role, p.registration_id, p.joined_at FROM session_participants p
 		JOIN agents a ON a.id = p.agent_id WHERE p.session_id = ? ORDER BY p.joined_at, p.agent_id`, sessionID)
-	return collect(rows, err, func(row scanner) (registry.Participant, error) {
-		var p registry.Participant
+	return collect(rows, err, func(row scanner) (evaluation.Participant, error) {
+		var p evaluation.Participant
 		var reg sql.NullString
 		var joined string
 		if err := row.Scan(&p.SessionID, &p.AgentID, &p.Name, &p.Role, &reg, &joined); err != nil {
@@ -216,12 +217,12 @@ func (s *Store) Participants(ctx context.Context, sessionID string) (_ []registr
 }
 
 // AgentSessions lists an agent's sessions with its role in each.
-func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*registry.Session, _ []string, err error) {
+func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*evaluation.Session, _ []string, err error) {
 	defer wrap(&err, "AgentSessions")
 	rows, err := s.query(ctx, "SELECT "+sessionColumns+`, p.role FROM sessions s JOIN session_participants p ON p.session_id = s.id
 		WHERE p.agent_id = ? ORDER BY s.created_at DESC, s.id DESC LIMIT 200`, agentID)
 	type pair struct {
-		s    *registry.Session
+		s    *evaluation.Session
 		role string
 	}
 	pairs, err := collect(rows, err, func(row scanner) (pair, error) {
@@ -232,7 +233,7 @@ func (s *Store) AgentSessions(ctx context.Context, agentID string) (_ []*registr
 	if err != nil {
 		return nil, nil, err
 	}
-	sessions, roles := make([]*registry.Session, len(pairs)), make([]string, len(pairs))
+	sessions, roles := make([]*evaluation.Session, len(pairs)), make([]string, len(pairs))
 	for i, p := range pairs {
 		sessions[i], roles[i] = p.s, p.role
 	}
@@ -246,15 +247,15 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // PendingRegistrations lists started proctored registrations with no
 // session.
-func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string, status registry.RegistrationStatus) (_ []registry.PendingRegistration, err error) {
+func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude string, status evaluation.RegistrationStatus) (_ []evaluation.PendingRegistration, err error) {
 	defer wrap(&err, "PendingRegistrations")
 	rows, err := s.query(ctx, `SELECT r.id, r.agent_id, a.name, COALESCE(r.started_at, r.registered_at) FROM registrations r
 		JOIN agents a ON a.id = r.agent_id
 		WHERE r.evaluation_id = ? AND r.status = ? AND r.agent_id <> ?
 		  AND NOT EXISTS (SELECT 1 FROM session_participants p WHERE p.registration_id = r.id)
 		ORDER BY 4, r.id LIMIT 100`, evaluationID, string(status), exclude)
-	return collect(rows, err, func(row scanner) (registry.PendingRegistration, error) {
-		var p registry.PendingRegistration
+	return collect(rows, err, func(row scanner) (evaluation.PendingRegistration, error) {
+		var p evaluation.PendingRegistration
 		var since string
 		if err := row.Scan(&p.RegistrationID, &p.CandidateID, &p.CandidateName, &since); err != nil {
 			return p, err
@@ -265,7 +266,7 @@ func (s *Store) PendingRegistrations(ctx context.Context, evaluationID, exclude 
 }
 
 // UngradedSessions lists started live sessions with no proctor.
-func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude string) (_ []*registry.Session, err error) {
+func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude string) (_ []*evaluation.Session, err error) {
 	defer wrap(&err, "UngradedSessions")
 	rows, err := s.query(ctx, "SELECT "+sessionColumns+` FROM sessions s WHERE s.evaluation_id = ? AND s.kind = 'live_class_work'
 		AND s.status <> 'forming' AND s.proctor_id IS NULL
@@ -277,7 +278,7 @@ func (s *Store) UngradedSessions(ctx context.Context, evaluationID, exclude stri
 // PostMessage numbers and appends a message in one statement: the INSERT
 // reads the session's counter and a trigger advances it, all under
 // SQLite's single write lock, so there are no gaps or duplicates.
-func (s *Store) PostMessage(ctx context.Context, m *registry.SessionMessage) (_ *registry.SessionMessage, err error) {
+func (s *Store) PostMessage(ctx context.Context, m *evaluation.SessionMessage) (_ *evaluation.SessionMessage, err error) {
 	defer wrap(&err, "PostMessage")
 	now := formatTime(m.CreatedAt)
 	out := *m
@@ -298,12 +299,12 @@ func (s *Store) PostMessage(ctx context.Context, m *registry.SessionMessage) (_ 
 }
 
 // Messages lists messages after since, in order.
-func (s *Store) Messages(ctx context.Context, sessionID string, since int64, limit int) (_ []*registry.SessionMessage, err error) {
+func (s *Store) Messages(ctx context.Context, sessionID string, since int64, limit int) (_ []*evaluation.SessionMessage, err error) {
 	defer wrap(&err, "Messages")
 	rows, err := s.query(ctx, `SELECT id, session_id, sequence, sender_id, role, content, created_at FROM session_messages
 		WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`, sessionID, since, limit)
-	return collect(rows, err, func(row scanner) (*registry.SessionMessage, error) {
-		var m registry.SessionMessage
+	return collect(rows, err, func(row scanner) (*evaluation.SessionMessage, error) {
+		var m evaluation.SessionMessage
 		var created string
 		if err := row.Scan(&m.ID, &m.SessionID, &m.Sequence, &m.SenderID, &m.Role, &m.Content, &created); err != nil {
 			return nil, err
@@ -314,7 +315,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, since int64, lim
 }
 
 // GradeSession ends a session and records its results at once.
-func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*registry.Result, points float64, at time.Time) (_ []*registry.Result, err error) {
+func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "GradeSession")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -330,7 +331,7 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
 	}
-	out := make([]*registry.Result, 0, len(results))
+	out := make([]*evaluation.Result, 0, len(results))
 	for _, r := range results {
 		saved, err := s.recordResult(ctx, tx, r, points)
 		if err != nil {
@@ -347,13 +348,13 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 
 // Subscribe wakes on messages posted by this process (SQLite is one
 // process's database).
-func (s *Store) Subscribe(_ context.Context, sessionID string) registry.Subscription {
+func (s *Store) Subscribe(_ context.Context, sessionID string) evaluation.Subscription {
 	return s.broker.Subscribe(sessionID)
 }
 
 // GradeJob ends a session, records the proctor's result of a judging job
 // and completes the job at once.
-func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *registry.Result, points float64, at time.Time) (_ *registry.Result, err error) {
+func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "GradeJob")
 	tx, done, err := s.begin(ctx)
 	if err != nil {

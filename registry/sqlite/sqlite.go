@@ -21,6 +21,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/internal/broker"
 )
 
@@ -36,7 +37,7 @@ type Store struct {
 	syncState *sql.Stmt
 	stmts     sync.Map   // query text → *sql.Stmt
 	wmu       sync.Mutex // one writer at a time in this process
-	broker    broker.Broker[registry.SessionMessage]
+	broker    broker.Broker[evaluation.SessionMessage]
 }
 
 var _ registry.Store = (*Store)(nil)

@@ -1,4 +1,4 @@
-package registry_test
+package evaluation_test
 
 import (
 	"errors"
@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 func TestPageResults(t *testing.T) {
 	at := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
-	results := func(n int) []*registry.Result {
-		rs := make([]*registry.Result, n)
+	results := func(n int) []*evaluation.Result {
+		rs := make([]*evaluation.Result, n)
 		for i := range rs {
-			rs[i] = &registry.Result{ID: fmt.Sprintf("r%d", i), CompletedAt: at.Add(-time.Duration(i) * time.Minute)}
+			rs[i] = &evaluation.Result{ID: fmt.Sprintf("r%d", i), CompletedAt: at.Add(-time.Duration(i) * time.Minute)}
 		}
 		return rs
 	}
@@ -27,7 +28,7 @@ func TestPageResults(t *testing.T) {
 		{3, 2, 2, true},
 		{1, 50, 1, false},
 	} {
-		got, next := registry.PageResults(results(tc.fetched), tc.limit)
+		got, next := evaluation.PageResults(results(tc.fetched), tc.limit)
 		if len(got) != tc.want || (next != "") != tc.more {
 			t.Errorf("PageResults(%d rows, limit %d) = %d rows, next %q; want %d rows, more=%v", tc.fetched, tc.limit, len(got), next, tc.want, tc.more)
 			continue
@@ -46,7 +47,7 @@ func TestPageResults(t *testing.T) {
 func TestDecodeCursorRejects(t *testing.T) {
 	for _, c := range []string{"", "!!", registry.EncodeCursor(time.Time{}, "")[:4], "bm90LWEtY3Vyc29y"} {
 		if _, _, err := registry.DecodeCursor(c); !errors.Is(err, registry.ErrInvalid) {
-			t.Errorf("DecodeCursor(%q) err = %v; want ErrInvalid", c, err)
+			t.Errorf("DecodeCursor(%q) err = %v; want registry.ErrInvalid", c, err)
 		}
 	}
 }

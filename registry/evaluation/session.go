@@ -1,4 +1,4 @@
-package registry
+package evaluation
 
 import (
 	"context"
@@ -99,12 +99,12 @@ type PendingRegistration struct {
 // duplicates, seats of live sessions.
 type SessionStore interface {
 	// ClaimRegistration opens the proctored session of a registration
-	// with its proctor and candidate. Returns ErrConflict when the
+	// with its proctor and candidate. Returns registry.ErrConflict when the
 	// registration has a session already.
 	ClaimRegistration(ctx context.Context, s *Session, proctorID, candidateID string) (*Session, error)
 	// ClaimSession makes proctorID the grader of a live session and a
-	// participant with role proctor. Returns ErrConflict when another
-	// proctor claimed it, ErrNotFound for an unknown session.
+	// participant with role proctor. Returns registry.ErrConflict when another
+	// proctor claimed it, registry.ErrNotFound for an unknown session.
 	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*Session, error)
 	// JoinLive seats the registration in the evaluation's oldest live
 	// session with a free seat that has not ended, first come first
@@ -114,15 +114,15 @@ type SessionStore interface {
 	// session back.
 	JoinLive(ctx context.Context, template *Session, reg *Registration, duration time.Duration, at time.Time) (*Session, error)
 	// LeaveForming takes a registration out of a forming session (when
-	// it is cancelled). Returns ErrConflict when its session has started.
+	// it is cancelled). Returns registry.ErrConflict when its session has started.
 	LeaveForming(ctx context.Context, registrationID string) error
-	// Session returns a session. Returns ErrNotFound.
+	// Session returns a session. Returns registry.ErrNotFound.
 	Session(ctx context.Context, id string) (*Session, error)
 	// SessionByRegistration returns the session a registration takes
-	// part in. Returns ErrNotFound.
+	// part in. Returns registry.ErrNotFound.
 	SessionByRegistration(ctx context.Context, registrationID string) (*Session, error)
 	// Membership returns a session and the role agentID has in it (""
-	// when none). Returns ErrNotFound for an unknown session.
+	// when none). Returns registry.ErrNotFound for an unknown session.
 	Membership(ctx context.Context, sessionID, agentID string) (*Session, string, error)
 	// Participants lists a session's participants with their names.
 	Participants(ctx context.Context, sessionID string) ([]Participant, error)
@@ -139,20 +139,20 @@ type SessionStore interface {
 	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*Session, error)
 	// PostMessage appends a message, numbering it after the session's
 	// last one, if the session is open at m.CreatedAt. Returns
-	// ErrConflict when it is not.
+	// registry.ErrConflict when it is not.
 	PostMessage(ctx context.Context, m *SessionMessage) (*SessionMessage, error)
 	// Messages lists a session's messages after sequence since, in order,
 	// at most limit.
 	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*SessionMessage, error)
 	// GradeSession ends a session its proctor grades and records the
 	// results (one per graded participant) in one transaction, crediting
-	// points as RecordResult does. Returns ErrConflict when proctorID did
+	// points as RecordResult does. Returns registry.ErrConflict when proctorID did
 	// not claim it or it was graded already.
 	GradeSession(ctx context.Context, sessionID, proctorID string, results []*Result, points float64, at time.Time) ([]*Result, error)
 	// GradeJob ends the session in which a proctor graded a judging job
 	// (a benchmark's free answers, when no judge is configured), records
 	// the result and completes the job, in one transaction. Returns
-	// ErrConflict when proctorID did not claim the session, or the job is
+	// registry.ErrConflict when proctorID did not claim the session, or the job is
 	// no longer waiting for a grade.
 	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *Result, points float64, at time.Time) (*Result, error)
 	// Subscribe follows a session's events: messages posted through this

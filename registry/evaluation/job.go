@@ -1,4 +1,4 @@
-package registry
+package evaluation
 
 import (
 	"context"
@@ -52,19 +52,19 @@ type JobStore interface {
 	// CreateJob stores a job, or returns the registration's existing one
 	// (created false): a registration has one job.
 	CreateJob(ctx context.Context, j *Job) (_ *Job, created bool, err error)
-	// Job returns a job. Returns ErrNotFound.
+	// Job returns a job. Returns registry.ErrNotFound.
 	Job(ctx context.Context, id string) (*Job, error)
-	// JobByRegistration returns a registration's job. Returns ErrNotFound.
+	// JobByRegistration returns a registration's job. Returns registry.ErrNotFound.
 	JobByRegistration(ctx context.Context, registrationID string) (*Job, error)
 	// SubmitJob stores the submission of a pending job and queues it for
-	// the judge. Returns ErrConflict unless the job is pending.
+	// the judge. Returns registry.ErrConflict unless the job is pending.
 	SubmitJob(ctx context.Context, id string, submission, partial []byte, at time.Time) (*Job, error)
-	// ExpireJob marks a pending job expired. Returns ErrConflict unless
+	// ExpireJob marks a pending job expired. Returns registry.ErrConflict unless
 	// it is pending.
 	ExpireJob(ctx context.Context, id string, at time.Time) error
 	// ClaimJob takes the oldest submitted job that is due (or a judging
 	// job whose lease ran out), leases it until lease and counts the
-	// attempt. Returns ErrNotFound when none is due.
+	// attempt. Returns registry.ErrNotFound when none is due.
 	ClaimJob(ctx context.Context, now, lease time.Time) (*Job, error)
 	// RetryJob returns a judging job to the queue, due at next.
 	RetryJob(ctx context.Context, id string, next time.Time, reason string) error

@@ -1,19 +1,19 @@
-package registry
+package evaluation
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sipregistry/sip/registry"
 )
 
 // RegistrationStatus is where an agent's attempt at an evaluation stands.
@@ -67,11 +67,11 @@ const PoAWValues = 30
 // NewChallenge makes a challenge of 30 integers in 0–9999 and a nonce,
 // from crypto/rand.
 func NewChallenge(registrationID, agentID string, now time.Time, ttl time.Duration) (*Challenge, error) {
-	id, err := randomHex(10)
+	id, err := registry.RandomHex(10)
 	if err != nil {
 		return nil, err
 	}
-	nonce, err := randomHex(16)
+	nonce, err := registry.RandomHex(16)
 	if err != nil {
 		return nil, err
 	}
@@ -193,43 +193,43 @@ type EvaluationStore interface {
 	// the evaluation (created false). Concurrent calls open one.
 	Register(ctx context.Context, r *Registration) (_ *Registration, created bool, err error)
 	// OpenRegistration returns the agent's open registration for an
-	// evaluation. Returns ErrNotFound.
+	// evaluation. Returns registry.ErrNotFound.
 	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*Registration, error)
 	// OpenRegistrationChallenge returns the agent's open registration for
 	// an evaluation and the challenge with that id (nil when there is
 	// none), in one query: what answering a challenge reads. Returns
-	// ErrNotFound when there is no open registration.
+	// registry.ErrNotFound when there is no open registration.
 	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*Registration, *Challenge, error)
-	// Registration returns a registration. Returns ErrNotFound.
+	// Registration returns a registration. Returns registry.ErrNotFound.
 	Registration(ctx context.Context, id string) (*Registration, error)
 	// VersionContent returns the SIP file of a version row. Returns
-	// ErrNotFound.
+	// registry.ErrNotFound.
 	VersionContent(ctx context.Context, versionID int64) ([]byte, error)
 	// OpenRegistrations lists an agent's open registrations.
 	OpenRegistrations(ctx context.Context, agentID string) ([]*Registration, error)
 	// MoveRegistration changes the status of a registration that is in
-	// one of from. Returns ErrConflict when it is not.
+	// one of from. Returns registry.ErrConflict when it is not.
 	MoveRegistration(ctx context.Context, id string, from []RegistrationStatus, to RegistrationStatus, at time.Time) (*Registration, error)
-	// Challenge returns a challenge. Returns ErrNotFound.
+	// Challenge returns a challenge. Returns registry.ErrNotFound.
 	Challenge(ctx context.Context, id string) (*Challenge, error)
 	// StartChallenge starts c.AgentID's open registration for an
 	// evaluation with a challenge: it returns the registration's unused,
 	// unexpired challenge (as of c.CreatedAt) if it has one; otherwise it
 	// stores c for that registration (whatever c.RegistrationID says) and
 	// moves the registration to in_progress, in one transaction, and
-	// reports created. Returns ErrNotFound when the agent has no open
-	// registration, and ErrConflict when it cannot be started.
+	// reports created. Returns registry.ErrNotFound when the agent has no open
+	// registration, and registry.ErrConflict when it cannot be started.
 	StartChallenge(ctx context.Context, evaluationID string, c *Challenge) (_ *Challenge, created bool, _ error)
 	// AnswerChallenge marks a challenge used and records the result of its
-	// registration, in one transaction. Returns ErrGone when the challenge
-	// was used already, and ErrConflict as RecordResult does.
+	// registration, in one transaction. Returns registry.ErrGone when the challenge
+	// was used already, and registry.ErrConflict as RecordResult does.
 	AnswerChallenge(ctx context.Context, challengeID string, r *Result, points float64) (*Result, error)
 	// RecordResult stores the result of a registration and completes it,
 	// in one transaction. points is credited only if the agent has never
-	// been credited for the evaluation. Returns ErrConflict when the
+	// been credited for the evaluation. Returns registry.ErrConflict when the
 	// registration already has a result or is not open.
 	RecordResult(ctx context.Context, r *Result, points float64) (*Result, error)
-	// Result returns a result. Returns ErrNotFound.
+	// Result returns a result. Returns registry.ErrNotFound.
 	Result(ctx context.Context, id string) (*Result, error)
 	// Results lists results, newest first, and the cursor of the next page.
 	Results(ctx context.Context, f ResultFilter) ([]*Result, string, error)
@@ -246,20 +246,6 @@ type EvaluationStore interface {
 	PassCounts(ctx context.Context) (map[string]int, error)
 }
 
-// Page sizes of result listings.
-const (
-	DefaultPageSize = 50
-	MaxPageSize     = 200
-)
-
-// PageSize clamps a requested page size.
-func PageSize(n int) int {
-	if n <= 0 {
-		return DefaultPageSize
-	}
-	return min(n, MaxPageSize)
-}
-
 // PageResults trims a listing fetched with limit+1 rows to limit and returns
 // the cursor for the next page, or "" when there is none. Stores fetch one
 // row more than they show so they know whether another page exists.
@@ -269,34 +255,7 @@ func PageResults(rs []*Result, limit int) ([]*Result, string) {
 	}
 	rs = rs[:limit]
 	last := rs[limit-1]
-	return rs, EncodeCursor(last.CompletedAt, last.ID)
-}
-
-// EncodeCursor makes the opaque cursor that continues a listing after the
-// result completed at at with id.
-func EncodeCursor(at time.Time, id string) string {
-	return base64URL(at.UTC().Format(time.RFC3339Nano) + "|" + id)
-}
-
-// DecodeCursor reads a cursor. Returns ErrInvalid for anything else.
-func DecodeCursor(c string) (time.Time, string, error) {
-	raw, err := unbase64URL(c)
-	if err != nil {
-		return time.Time{}, "", fmt.Errorf("cursor: %w", ErrInvalid)
-	}
-	ts, id, ok := strings.Cut(raw, "|")
-	at, err := time.Parse(time.RFC3339Nano, ts)
-	if !ok || err != nil || id == "" {
-		return time.Time{}, "", fmt.Errorf("cursor: %w", ErrInvalid)
-	}
-	return at, id, nil
-}
-
-func base64URL(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-
-func unbase64URL(s string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return string(b), err
+	return rs, registry.EncodeCursor(last.CompletedAt, last.ID)
 }
 
 // NewTrace builds the execution record of a graded attempt: the gates it
