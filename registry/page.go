@@ -47,4 +47,3 @@ func unbase64URL(s string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	return string(b), err
 }
-
