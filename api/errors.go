@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // Error is an error the API reports to the caller, in the error model of
@@ -58,6 +59,14 @@ func toAPIError(err error) *Error {
 	if errors.As(err, &ae) {
 		return ae
 	}
+	var rf *evaluation.Refusal
+	if errors.As(err, &rf) {
+		for _, k := range kinds {
+			if errors.Is(rf.Kind, k.err) {
+				return &Error{Status: k.status, Code: rf.Code, Message: rf.Message, Hint: rf.Hint, Field: rf.Field, Missing: rf.Missing}
+			}
+		}
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		switch he.Code {
@@ -97,6 +106,8 @@ var kinds = []struct {
 	{registry.ErrConflict, http.StatusConflict, "conflict", "conflict", "Reload and try again."},
 	{registry.ErrGone, http.StatusGone, "gone", "gone", "Start again."},
 	{registry.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "unauthorized", "Send Authorization: Bearer <api_key>."},
+	{registry.ErrForbidden, http.StatusForbidden, "forbidden", "forbidden", "Act on your own resources."},
+	{registry.ErrTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large", "too large", "Shorten it."},
 	{registry.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the registry database is unavailable", "Try again shortly."},
 }
 

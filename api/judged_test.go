@@ -260,7 +260,7 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 		a.poaw(t, false)
 		q := a.benchmark(t, true)
 		// Every answer is unusable: after the last attempt the job fails
-		// and the registration is cancelled, so the agent may try again.
+		// with an infrastructure_failure result, so the agent may try again.
 		w.judge.set("malformed")
 		for range 5 {
 			w.work(t)
@@ -268,7 +268,7 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 		}
 		var job jobBody
 		a.call("GET", q.PollURL, "", &job)
-		if job.Job.Status != "failed" || job.Job.Attempts != 5 || job.Result != nil {
+		if job.Job.Status != "failed" || job.Job.Attempts != 5 || job.Result == nil || job.Result.Passed {
 			t.Fatalf("after five bad answers: %+v", job.Job)
 		}
 		if st, _, _ := a.status(t, "ai-safety-benchmark"); st != "available" {

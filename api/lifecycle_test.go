@@ -42,7 +42,7 @@ type world struct {
 	clock  *clock
 	oembed *fakeOEmbed
 	judge  *judgeMode
-	worker *judge.Worker
+	worker *evaluation.Worker
 }
 
 // liveTen is a live class work evaluation without prerequisites for ten
@@ -105,9 +105,10 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *
 	if configure != nil {
 		configure(&cfg)
 	}
-	srv := httptest.NewServer(api.NewServer(cfg))
+	server := api.NewServer(cfg)
+	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
-	w := &judge.Worker{Store: s.(judge.Store), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}, Now: clk.Now}
+	w := &evaluation.Worker{Service: server.Runtime(), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}
 	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake, judge: mode, worker: w}
 }
 

@@ -17,6 +17,7 @@ type resultView struct {
 	EvaluationID      string   `json:"evaluation_id"`
 	RegistrationID    string   `json:"registration_id"`
 	Passed            bool     `json:"passed"`
+	Outcome           string   `json:"outcome"`
 	Score             *float64 `json:"score"`
 	MaxScore          *float64 `json:"max_score"`
 	PointsEarned      float64  `json:"points_earned"`
@@ -28,7 +29,7 @@ type resultView struct {
 
 func toResult(r *evaluation.Result) resultView {
 	v := resultView{ID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID, RegistrationID: r.RegistrationID, Passed: r.Passed,
-		Score: r.Score, MaxScore: r.MaxScore, PointsEarned: r.PointsEarned, EvaluationVersion: r.Version,
+		Outcome: string(r.EndedAs()), Score: r.Score, MaxScore: r.MaxScore, PointsEarned: r.PointsEarned, EvaluationVersion: r.Version,
 		ContentSHA256: r.ContentSHA256, CompletedAt: timestamp(r.CompletedAt)}
 	if !r.ExpiresAt.IsZero() {
 		t := timestamp(r.ExpiresAt)

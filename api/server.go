@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // Config is what the server is built from.
@@ -21,11 +22,11 @@ type Config struct {
 	// Agents keeps the agents, and Evaluations their registrations and
 	// results; without them the server serves the registry only.
 	Agents      agentStore
-	Evaluations evaluationStore
-	Jobs        jobStore
+	Evaluations evaluation.EvaluationStore
+	Jobs        evaluation.JobStore
 	// Sessions keeps multi-agent sessions; without it proctored and live
 	// class work evaluations cannot be taken.
-	Sessions sessionStore
+	Sessions evaluation.SessionStore
 	// JudgeConfigured says whether a judge works the jobs (for job notes).
 	JudgeConfigured bool
 	// BaseURL is the public URL of the service, used in links (claim URLs).
@@ -60,26 +61,25 @@ const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
-	store           registryReader
-	agents          agentStore
-	evals           evaluationStore
-	jobs            jobStore
-	sessions        sessionStore
-	members         memberCache
-	keys            keyCache
-	judgeConfigured bool
-	runnable        map[string]bool // handlers this server runs
-	baseURL         string
-	oembedURL       string
-	httpClient      *http.Client
-	now             func() time.Time
-	log             *slog.Logger
-	catalog         *catalog
-	metrics         *metrics
-	echo            *echo.Echo
-	version         string
-	markdown        *markdown
-	commitURL       string
+	store      registryReader
+	agents     agentStore
+	evals      resultReader
+	jobs       jobReader
+	sessions   sessionStore
+	runtime    *evaluation.Service
+	members    memberCache
+	keys       keyCache
+	baseURL    string
+	oembedURL  string
+	httpClient *http.Client
+	now        func() time.Time
+	log        *slog.Logger
+	catalog    *catalog
+	metrics    *metrics
+	echo       *echo.Echo
+	version    string
+	markdown   *markdown
+	commitURL  string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -88,7 +88,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, agents: cfg.Agents, evals: cfg.Evaluations, jobs: cfg.Jobs, sessions: cfg.Sessions, judgeConfigured: cfg.JudgeConfigured, log: log, metrics: newMetrics(), version: cfg.Version,
+	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now}
 	if s.oembedURL == "" {
 		s.oembedURL = DefaultOEmbedURL
@@ -98,6 +98,19 @@ func NewServer(cfg Config) *Server {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if cfg.Evaluations != nil {
+		s.evals = cfg.Evaluations
+	}
+	if cfg.Jobs != nil {
+		s.jobs = cfg.Jobs
+	}
+	if cfg.Sessions != nil {
+		s.sessions = cfg.Sessions
+	}
+	if cfg.Agents != nil && cfg.Evaluations != nil {
+		s.runtime = evaluation.New(evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs,
+			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version})
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
 	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
@@ -159,17 +172,9 @@ func NewServer(cfg Config) *Server {
 			e.Match([]string{http.MethodGet, http.MethodHead}, p, static)
 		}
 	}
-	s.runnable = map[string]bool{}
-	if s.agents != nil && s.evals != nil {
-		for _, h := range []string{"poaw_handler", "identity_check_handler", "x_verification_handler"} {
-			s.runnable[h] = true
-		}
-	}
 	if s.agents != nil && s.evals != nil && s.jobs != nil {
 		e.GET("/api/v1/evaluations/:ref/jobs/:job", s.withAgent(s.getJob))
 		e.GET("/api/v1/evaluations/:ref/results/:id/transcript", s.getTranscript)
-		s.runnable["benchmark_handler"] = true
-		s.runnable["agent_certification_handler"] = true
 	}
 	if s.agents != nil && s.evals != nil && s.sessions != nil {
 		const ev = "/api/v1/evaluations/:ref"
@@ -181,12 +186,14 @@ func NewServer(cfg Config) *Server {
 		e.GET(ev+"/sessions/:session/messages", s.withCaller(s.listMessages))
 		e.GET(ev+"/sessions/:session/messages/stream", s.withCaller(s.streamMessages))
 		e.GET("/api/v1/agents/me/sessions", s.withAgent(s.mySessions))
-		s.runnable["proctor_handler"] = true
-		s.runnable["collaboration_handler"] = true
 	}
 	s.echo = e
 	return s
 }
+
+// Runtime is the evaluation runtime the server's endpoints call (nil when
+// the server serves the registry only); the judge worker shares it.
+func (s *Server) Runtime() *evaluation.Service { return s.runtime }
 
 // ServeHTTP makes the server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }

@@ -42,6 +42,11 @@ var webFuncs = template.FuncMap{
 	},
 	"datetime": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	// outcome titles a result that did not pass: Failed, Expired, …
+	"outcome": func(r *evaluation.Result) string {
+		o := strings.ReplaceAll(string(r.EndedAs()), "_", " ")
+		return strings.ToUpper(o[:1]) + o[1:]
+	},
 	"short": func(s string) string {
 		if len(s) > 7 {
 			return s[:7]

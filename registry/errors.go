@@ -18,6 +18,10 @@ var (
 	// ErrUnavailable means a dependency (the database) cannot be reached
 	// right now; retrying later may succeed.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrForbidden means the caller is known but may not do this.
+	ErrForbidden = errors.New("forbidden")
+	// ErrTooLarge means a value is over its size limit.
+	ErrTooLarge = errors.New("too large")
 )
 
 // ErrEmptySource is returned by Sync for a source without SIP files.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 )
 
@@ -73,6 +75,14 @@ func runServe(ctx context.Context, e env, args []string) int {
 		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
 		Judge:          judgeFromEnv(e),
 		CommitURL:      commitURL(e),
+	}
+	if v := e.getenv("SIP_JUDGE_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			fmt.Fprintf(e.stderr, "sip serve: SIP_JUDGE_CONCURRENCY must be a number from 1 to 256, not %q\n", v)
+			return exitUsage
+		}
+		m.JudgeConcurrency = n
 	}
 	app, err := gitHubAppFromEnv(e)
 	if err != nil {
@@ -137,10 +147,12 @@ type Main struct {
 	BaseURL        string
 	OEmbedURL      string        // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
 	Judge          *judge.Client // grades certifications and free responses; nil: jobs wait
-	GitHub         *bot.Config   // the GitHub App (Store and Logger are set by Run); nil: off
-	CommitURL      string        // links versions' commits on the pages ({sha}); "" for none
-	Logger         *slog.Logger
-	Stdout         io.Writer
+	// JudgeConcurrency is how many jobs a replica judges at once (4 when 0).
+	JudgeConcurrency int
+	GitHub           *bot.Config // the GitHub App (Store and Logger are set by Run); nil: off
+	CommitURL        string      // links versions' commits on the pages ({sha}); "" for none
+	Logger           *slog.Logger
+	Stdout           io.Writer
 
 	// URL is the address the server listens on, set once it listens.
 	URL       string
@@ -197,7 +209,10 @@ func (m *Main) Run(ctx context.Context) error {
 		// first, then in-flight deliveries finish.
 		defer func() { stopApp(); <-appDone }()
 	}
-	worker := &judge.Worker{Store: st, Judge: m.Judge, Log: log.With("component", "judge")}
+	worker := &evaluation.Worker{Service: srv.Runtime(), Log: log.With("component", "judge"), Concurrency: m.JudgeConcurrency}
+	if m.Judge != nil {
+		worker.Judge = m.Judge
+	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
 	go func() { defer close(workDone); worker.Run(workCtx) }()

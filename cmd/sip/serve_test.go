@@ -210,7 +210,7 @@ func TestTracesExport(t *testing.T) {
 		}
 	}
 	code, out, errOut := runSip(t, "traces", "export", "--db", db)
-	if code != exitOK || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"event":"evaluation_result"`) || !strings.Contains(out, `"exit_code":84`) {
+	if code != exitOK || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"event":"evaluation_result"`) || !strings.Contains(out, `"exit_code":1,`) || !strings.Contains(out, `"outcome":"failed"`) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 	if code, out, _ := runSip(t, "traces", "export", "--db", db, "--since", "2999-01-01T00:00:00Z"); code != exitOK || out != "" {

@@ -59,6 +59,9 @@ type Challenge struct {
 	CreatedAt      time.Time
 	ExpiresAt      time.Time
 	UsedAt         time.Time
+	// VersionID is the SIP version its registration pinned (set by
+	// StartChallenge).
+	VersionID int64
 }
 
 // PoAWValues is how many numbers a challenge holds.
@@ -120,7 +123,9 @@ type Result struct {
 	Score          *float64
 	MaxScore       *float64
 	PointsEarned   float64
-	Details        map[string]any
+	// Outcome is how the attempt ended; Passed is Outcome == passed.
+	Outcome     Outcome
+	Details     map[string]any
 	CompletedAt    time.Time
 	// ExpiresAt is when a pass stops counting (config.valid_days); zero
 	// means never.
@@ -128,40 +133,30 @@ type Result struct {
 	Trace     Trace
 }
 
+// EndedAs is the result's outcome (passed or failed for a result stored
+// without one).
+func (r *Result) EndedAs() Outcome {
+	switch {
+	case r.Outcome != "":
+		return r.Outcome
+	case r.Passed:
+		return OutcomePassed
+	}
+	return OutcomeFailed
+}
+
+// EndedStatus is the status a registration ends in with an outcome.
+func EndedStatus(o Outcome) RegistrationStatus {
+	if o == OutcomeCancelled {
+		return RegCancelled
+	}
+	return RegCompleted
+}
+
 // Valid reports whether r is a pass that still counts at now.
 func (r *Result) Valid(now time.Time) bool {
 	return r.Passed && (r.ExpiresAt.IsZero() || now.Before(r.ExpiresAt))
 }
-
-// Trace is the execution record of a graded attempt, after the assessment
-// design: its status and exit code, the gates it went through, timings,
-// and its inputs as hashes (never raw secrets).
-type Trace struct {
-	Status      string            `json:"status"` // success, failure, timeout
-	ExitCode    int               `json:"exit_code"`
-	Gates       []Gate            `json:"gates"`
-	StartedAt   time.Time         `json:"started_at"`
-	CompletedAt time.Time         `json:"completed_at"`
-	DurationMS  int64             `json:"duration_ms"`
-	Inputs      map[string]string `json:"inputs"`
-	Handler     string            `json:"handler"`
-}
-
-// Gate is one checkpoint of an attempt.
-type Gate struct {
-	Gate   int    `json:"gate"`
-	Name   string `json:"name"` // precondition, execution, output, goal
-	Passed bool   `json:"passed"`
-	Detail string `json:"detail,omitempty"`
-}
-
-// Exit codes of execution records (assessment design, section 3).
-const (
-	ExitSuccess          = 0
-	ExitDataError        = 65
-	ExitTimeout          = 81
-	ExitValidationFailed = 84
-)
 
 // HashInput records an input in a trace without revealing it.
 func HashInput(v any) string {
@@ -220,11 +215,14 @@ type EvaluationStore interface {
 	// reports created. Returns registry.ErrNotFound when the agent has no open
 	// registration, and registry.ErrConflict when it cannot be started.
 	StartChallenge(ctx context.Context, evaluationID string, c *Challenge) (_ *Challenge, created bool, _ error)
+	// SetChallengeExpiry changes when an unused challenge expires.
+	SetChallengeExpiry(ctx context.Context, id string, expires time.Time) error
 	// AnswerChallenge marks a challenge used and records the result of its
 	// registration, in one transaction. Returns registry.ErrGone when the challenge
 	// was used already, and registry.ErrConflict as RecordResult does.
 	AnswerChallenge(ctx context.Context, challengeID string, r *Result, points float64) (*Result, error)
-	// RecordResult stores the result of a registration and completes it,
+	// RecordResult stores the result of a registration and ends it
+	// (cancelled for the cancelled outcome, else completed),
 	// in one transaction. points is credited only if the agent has never
 	// been credited for the evaluation. Returns registry.ErrConflict when the
 	// registration already has a result or is not open.
@@ -256,32 +254,4 @@ func PageResults(rs []*Result, limit int) ([]*Result, string) {
 	rs = rs[:limit]
 	last := rs[limit-1]
 	return rs, registry.EncodeCursor(last.CompletedAt, last.ID)
-}
-
-// NewTrace builds the execution record of a graded attempt: the gates it
-// went through, its status and exit code, its timings and hashed inputs.
-func NewTrace(handler string, started, completed time.Time, passed, late bool, detail string, inputs map[string]string) Trace {
-	lateDetail := ""
-	if late {
-		lateDetail = "answered after the deadline"
-	}
-	t := Trace{Handler: handler, StartedAt: started, CompletedAt: completed, DurationMS: completed.Sub(started).Milliseconds(), Inputs: inputs,
-		Gates: []Gate{
-			{Gate: 1, Name: "precondition", Passed: true, Detail: "open registration; prerequisites held at registration"},
-			{Gate: 2, Name: "execution", Passed: !late, Detail: lateDetail},
-			{Gate: 3, Name: "output", Passed: true, Detail: "submission matches the schema"},
-			{Gate: 4, Name: "goal", Passed: passed, Detail: detail},
-		}}
-	if t.Inputs == nil {
-		t.Inputs = map[string]string{}
-	}
-	switch {
-	case passed:
-		t.Status, t.ExitCode = "success", ExitSuccess
-	case late:
-		t.Status, t.ExitCode = "timeout", ExitTimeout
-	default:
-		t.Status, t.ExitCode = "failure", ExitValidationFailed
-	}
-	return t
 }

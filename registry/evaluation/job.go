@@ -68,8 +68,13 @@ type JobStore interface {
 	ClaimJob(ctx context.Context, now, lease time.Time) (*Job, error)
 	// RetryJob returns a judging job to the queue, due at next.
 	RetryJob(ctx context.Context, id string, next time.Time, reason string) error
-	// FailJob ends a job for good, cancelling its registration.
-	FailJob(ctx context.Context, id string, reason string, at time.Time) error
+	// FailJob ends a judging job for good and records r (an
+	// infrastructure_failure) as its registration's result, in one
+	// transaction.
+	FailJob(ctx context.Context, id string, reason string, r *Result) error
+	// ExtendJobLease moves the lease of a job being judged to until.
+	// Returns ErrConflict when the job is no longer judging.
+	ExtendJobLease(ctx context.Context, id string, until time.Time) error
 	// CompleteJob records the result of a judging job and completes it,
 	// in one transaction, crediting points as RecordResult does.
 	CompleteJob(ctx context.Context, id string, r *Result, points float64) (*Result, error)

@@ -27,9 +27,9 @@ func FuzzParseVerdict(f *testing.F) {
 		if len(v.Scores) != 2 || v.Scores[0].PromptID == v.Scores[1].PromptID {
 			t.Fatalf("accepted verdict %+v does not score a and b once each", v.Scores)
 		}
-		total, passed := CertificationScore(cfg, v)
-		if total < 0 || total > 100 || passed != (total >= 70) {
-			t.Fatalf("total %v passed %v from %+v", total, passed, v.Scores)
+		total := CertificationScore(cfg, v)
+		if total < 0 || total > 100 {
+			t.Fatalf("total %v from %+v", total, v.Scores)
 		}
 	})
 }

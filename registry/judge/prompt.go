@@ -81,8 +81,9 @@ func BenchmarkMessages(sipName string, c *registry.BenchmarkConfig, answers map[
 }
 
 // CertificationScore totals clamped per-prompt scores, weighted by the
-// rubric and normalised to 100.
-func CertificationScore(c *registry.CertificationConfig, v *Verdict) (total float64, passed bool) {
+// rubric, as a percentage (0–100, two decimals). Whether it passes is the
+// evaluation runtime's rule.
+func CertificationScore(c *registry.CertificationConfig, v *Verdict) float64 {
 	byID := map[string]float64{}
 	for _, s := range v.Scores {
 		byID[s.PromptID] = s.Score
@@ -93,10 +94,9 @@ func CertificationScore(c *registry.CertificationConfig, v *Verdict) (total floa
 		max += r.Weight * r.MaxScore
 	}
 	if max == 0 {
-		return 0, false
+		return 0
 	}
-	total = round2(got / max * 100)
-	return total, total >= c.PassingScore
+	return round2(got / max * 100)
 }
 
 // BenchmarkFreeScore is the clamped points of the free-response answers.

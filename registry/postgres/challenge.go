@@ -78,9 +78,10 @@ func (s *Store) Challenge(ctx context.Context, id string) (_ *evaluation.Challen
 // changed under them, and read again.
 func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *evaluation.Challenge) (_ *evaluation.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
+	var versionID int64
 	for range 2 {
 		out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
-				SELECT id, challenges FROM registrations
+				SELECT id, challenges, version_id FROM registrations
 				WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')),
 			open AS (
 				SELECT `+challengeColumns+` FROM challenges
@@ -92,8 +93,11 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 			ins AS (
 				INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
 				SELECT $1, started.id, $2, $3, $4, $5, $6 FROM started RETURNING `+challengeColumns+`)
-			SELECT *, false FROM open UNION ALL SELECT *, true FROM ins`,
-			c.ID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt, evaluationID), &created)
+			SELECT *, false, (SELECT version_id FROM reg) FROM open UNION ALL SELECT *, true, (SELECT version_id FROM reg) FROM ins`,
+			c.ID, c.AgentID, c.Values, c.Nonce, c.CreatedAt, c.ExpiresAt, evaluationID), &created, &versionID)
+		if out != nil {
+			out.VersionID = versionID
+		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return out, created, err
 		}
@@ -104,6 +108,13 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 		return nil, false, err
 	}
 	return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+}
+
+// SetChallengeExpiry changes when an unused challenge expires.
+func (s *Store) SetChallengeExpiry(ctx context.Context, id string, expires time.Time) (err error) {
+	defer wrap(&err, "SetChallengeExpiry")
+	_, err = s.pool.Exec(ctx, "UPDATE challenges SET expires_at = $2 WHERE id = $1 AND used_at IS NULL", id, expires)
+	return err
 }
 
 // AnswerChallenge uses a challenge and records its result together, in
@@ -134,18 +145,18 @@ func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *eval
 			WHERE id = $3 AND status IN `+openStatuses+` AND EXISTS (SELECT 1 FROM used) RETURNING id
 		), ins AS (
 			INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
-				passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
+				passed, score, max_score, points_earned, details, trace, completed_at, expires_at, outcome)
 			SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
 				CASE WHEN $9 AND $16::double precision > 0 AND NOT EXISTS (
 					SELECT 1 FROM results WHERE agent_id = $4 AND evaluation_id = $5 AND points_earned > 0)
 				THEN $16::double precision ELSE 0 END,
-				$12, $13, $14, $15
+				$12, $13, $14, $15, $17
 			FROM reg
 			RETURNING points_earned
 		)
 		SELECT (SELECT count(*) FROM used), (SELECT count(*) FROM reg), (SELECT points_earned FROM ins)`,
 		challengeID, r.ID, r.RegistrationID, r.AgentID, r.EvaluationID, r.VersionID, r.Version, r.ContentSHA256, r.Passed,
-		r.Score, r.MaxScore, details, trace, r.CompletedAt, expires, points).Scan(&used, &completed, &earned)
+		r.Score, r.MaxScore, details, trace, r.CompletedAt, expires, points, string(r.EndedAs())).Scan(&used, &completed, &earned)
 	switch {
 	case err != nil:
 		return nil, err

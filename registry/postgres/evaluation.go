@@ -180,14 +180,14 @@ func recordResult(ctx context.Context, tx pgx.Tx, r *evaluation.Result, points f
 		expires = &out.ExpiresAt
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
-		passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		passed, score, max_score, points_earned, details, trace, completed_at, expires_at, outcome)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		out.ID, out.RegistrationID, out.AgentID, out.EvaluationID, out.VersionID, out.Version, out.ContentSHA256, out.Passed,
-		out.Score, out.MaxScore, out.PointsEarned, details, trace, out.CompletedAt, expires); err != nil {
+		out.Score, out.MaxScore, out.PointsEarned, details, trace, out.CompletedAt, expires, string(out.EndedAs())); err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, "UPDATE registrations SET status = 'completed', completed_at = $1 WHERE id = $2",
-		out.CompletedAt, out.RegistrationID); err != nil {
+	if _, err := tx.Exec(ctx, "UPDATE registrations SET status = $3, completed_at = $1 WHERE id = $2",
+		out.CompletedAt, out.RegistrationID, string(evaluation.EndedStatus(out.EndedAs()))); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -201,14 +201,14 @@ func orEmpty(m map[string]any) map[string]any {
 }
 
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
-	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at`
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome`
 
 func scanResult(row pgx.Row) (*evaluation.Result, error) {
 	var r evaluation.Result
 	var details, trace []byte
 	var expires *time.Time
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
-		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires); err != nil {
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires, &r.Outcome); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(details, &r.Details); err != nil {

@@ -126,22 +126,28 @@ func (s *Store) RetryJob(ctx context.Context, id string, next time.Time, reason 
 		next, reason)
 }
 
-// FailJob ends a job for good and cancels its registration.
-func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.Time) (err error) {
+// FailJob ends a job for good and records its registration's result.
+func (s *Store) FailJob(ctx context.Context, id string, reason string, r *evaluation.Result) (err error) {
 	defer wrap(&err, "FailJob")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'failed', last_error = $3, lease_until = NULL, updated_at = $4", reason, at); err != nil {
+	if _, err := recordResult(ctx, tx, r, 0); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE registrations SET status = 'cancelled', completed_at = $1
-		WHERE id = (SELECT registration_id FROM jobs WHERE id = $2) AND status IN `+openStatuses, at, id); err != nil {
+	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'failed', last_error = $3, lease_until = NULL, updated_at = $4, result_id = $5",
+		reason, r.CompletedAt, r.ID); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// ExtendJobLease moves a judging job's lease.
+func (s *Store) ExtendJobLease(ctx context.Context, id string, until time.Time) (err error) {
+	defer wrap(&err, "ExtendJobLease")
+	return s.moveJob(ctx, s.pool, id, evaluation.JobJudging, "lease_until = $3", until)
 }
 
 // CompleteJob records a judged job's result and completes it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
@@ -83,8 +84,9 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	}
 	defer done()
 	var regID, status string
-	if err := tx.QueryRowContext(ctx, `SELECT id, status FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
-		c.AgentID, evaluationID).Scan(&regID, &status); err != nil {
+	var versionID int64
+	if err := tx.QueryRowContext(ctx, `SELECT id, status, version_id FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
+		c.AgentID, evaluationID).Scan(&regID, &status, &versionID); err != nil {
 		return nil, false, err
 	}
 	if status != string(evaluation.RegRegistered) && status != string(evaluation.RegInProgress) {
@@ -93,6 +95,7 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	open, err := scanChallenge(tx.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
 		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, regID, formatTime(c.CreatedAt)))
 	if err == nil {
+		open.VersionID = versionID
 		return open, false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -103,12 +106,19 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 		return nil, false, err
 	}
 	out := *c
-	out.RegistrationID = regID
+	out.RegistrationID, out.VersionID = regID, versionID
 	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, out.ID, out.RegistrationID, out.AgentID, string(values), out.Nonce, formatTime(out.CreatedAt), formatTime(out.ExpiresAt)); err != nil {
 		return nil, false, err
 	}
 	return &out, true, tx.Commit()
+}
+
+// SetChallengeExpiry changes when an unused challenge expires.
+func (s *Store) SetChallengeExpiry(ctx context.Context, id string, expires time.Time) (err error) {
+	defer wrap(&err, "SetChallengeExpiry")
+	_, err = s.exec(ctx, "UPDATE challenges SET expires_at = ? WHERE id = ? AND used_at IS NULL", formatTime(expires), id)
+	return err
 }
 
 // AnswerChallenge uses a challenge and records its result together.

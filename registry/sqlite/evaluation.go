@@ -171,14 +171,14 @@ func (s *Store) recordResult(ctx context.Context, tx *sql.Tx, r *evaluation.Resu
 		expires = formatTime(out.ExpiresAt)
 	}
 	if _, err := s.txExec(ctx, tx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
-		passed, score, max_score, points_earned, details, trace, completed_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		passed, score, max_score, points_earned, details, trace, completed_at, expires_at, outcome)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		out.ID, out.RegistrationID, out.AgentID, out.EvaluationID, out.VersionID, out.Version, out.ContentSHA256, out.Passed,
-		out.Score, out.MaxScore, out.PointsEarned, string(details), string(trace), formatTime(out.CompletedAt), expires); err != nil {
+		out.Score, out.MaxScore, out.PointsEarned, string(details), string(trace), formatTime(out.CompletedAt), expires, string(out.EndedAs())); err != nil {
 		return nil, err
 	}
-	if _, err := s.txExec(ctx, tx, "UPDATE registrations SET status = 'completed', completed_at = ? WHERE id = ?",
-		formatTime(out.CompletedAt), out.RegistrationID); err != nil {
+	if _, err := s.txExec(ctx, tx, "UPDATE registrations SET status = ?, completed_at = ? WHERE id = ?",
+		string(evaluation.EndedStatus(out.EndedAs())), formatTime(out.CompletedAt), out.RegistrationID); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -192,16 +192,17 @@ func orEmpty(m map[string]any) map[string]any {
 }
 
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
-	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at`
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome`
 
 func scanResult(row scanner) (*evaluation.Result, error) {
 	var r evaluation.Result
-	var details, trace, completed string
+	var details, trace, completed, outcome string
 	var expires sql.NullString
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
-		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires); err != nil {
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires, &outcome); err != nil {
 		return nil, err
 	}
+	r.Outcome = evaluation.Outcome(outcome)
 	if err := json.Unmarshal([]byte(details), &r.Details); err != nil {
 		return nil, err
 	}

@@ -125,22 +125,28 @@ func (s *Store) RetryJob(ctx context.Context, id string, next time.Time, reason 
 		formatTime(next), reason, formatTime(time.Now()))
 }
 
-// FailJob ends a job for good and cancels its registration.
-func (s *Store) FailJob(ctx context.Context, id string, reason string, at time.Time) (err error) {
+// FailJob ends a job for good and records its registration's result.
+func (s *Store) FailJob(ctx context.Context, id string, reason string, r *evaluation.Result) (err error) {
 	defer wrap(&err, "FailJob")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'failed', last_error = ?, lease_until = NULL, updated_at = ?", reason, formatTime(at)); err != nil {
+	if _, err := s.recordResult(ctx, tx, r, 0); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'cancelled', completed_at = ?
-		WHERE id = (SELECT registration_id FROM jobs WHERE id = ?) AND status IN `+openStatuses, formatTime(at), id); err != nil {
+	if err := s.moveJob(ctx, tx, id, evaluation.JobJudging, "status = 'failed', last_error = ?, lease_until = NULL, updated_at = ?, result_id = ?",
+		reason, formatTime(r.CompletedAt), r.ID); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// ExtendJobLease moves a judging job's lease.
+func (s *Store) ExtendJobLease(ctx context.Context, id string, until time.Time) (err error) {
+	defer wrap(&err, "ExtendJobLease")
+	return s.moveJob(ctx, locked{s}, id, evaluation.JobJudging, "lease_until = ?", formatTime(until))
 }
 
 // CompleteJob records a judged job's result and completes it.

@@ -1,0 +1,122 @@
+package evaluation
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// liveRunner runs live class work: agents take seats in a shared
+// session, work together until it ends, and a proctor grades the session;
+// every participant shares the grade.
+type liveRunner struct{}
+
+func (liveRunner) Handler() string { return "collaboration_handler" }
+
+func (liveRunner) Runs(s *Service) bool { return s.sessions != nil }
+
+func (liveRunner) proctors(*Service, *Definition) bool { return true }
+
+func (liveRunner) Start(ctx context.Context, t *Take) (*Started, error) {
+	if err := t.open(ctx); err != nil {
+		return nil, err
+	}
+	now := t.s.now()
+	moved, err := t.s.moveToStarted(ctx, t.Reg)
+	if err != nil {
+		return nil, err
+	}
+	cfg := t.Def.Config.Collaboration
+	if cfg == nil {
+		return nil, conflict("conflict", t.Entry.ID+" has no collaboration config", "Report this SIP to its maintainers.")
+	}
+	sess, err := t.s.sessions.JoinLive(ctx, &Session{ID: registry.NewID("ses_"), EvaluationID: t.Entry.ID, MinParticipants: cfg.MinParticipants,
+		MaxParticipants: cfg.MaxParticipants}, moved, time.Duration(cfg.DurationMinutes)*time.Minute, now)
+	if err != nil {
+		return nil, err
+	}
+	out := &Started{Registration: moved, MultiAgent: true, Session: sess}
+	base := evaluationPath(t.Entry) + "/sessions/"
+	if sess.Status == SessionForming {
+		out.Status, out.Instructions = "waiting_for_participants", "Your seat is taken; the session starts when it has its minimum of participants. Stream "+base+sess.ID+"/messages/stream to hear it start."
+	} else {
+		out.Status, out.Instructions = "in_session", "Work with the others in "+base+sess.ID+"/messages until ends_at; a proctor grades the session and every participant shares the grade."
+	}
+	return out, nil
+}
+
+func (liveRunner) Submit(ctx context.Context, t *Take, _ func(any) error) (*Submitted, error) {
+	if err := t.open(ctx); err != nil {
+		return nil, submitRefusal(t.Entry, err)
+	}
+	return nil, conflict("live_class_work", "live class work is graded by its session's proctor, not submitted by a participant", "Work in the session; a proctor grades it.")
+}
+
+// cancel gives back a seat in a forming session; a started session's
+// participants wait for its grade.
+func (liveRunner) cancel(ctx context.Context, t *Take) error {
+	err := t.s.sessions.LeaveForming(ctx, t.Reg.ID)
+	if errors.Is(err, registry.ErrConflict) {
+		return sessionStarted
+	}
+	if err != nil {
+		return err
+	}
+	// Out of its session, the registration has started nothing.
+	moved, err := t.s.regs.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress, RegRegistered}, RegRegistered, t.s.now())
+	if err == nil {
+		t.Reg = moved
+	}
+	return nil
+}
+
+func (liveRunner) pending(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent) ([]Pending, error) {
+	sessions, err := s.sessions.UngradedSessions(ctx, e.ID, proctor.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Pending, 0, len(sessions))
+	for _, sess := range sessions {
+		out = append(out, Pending{SessionID: sess.ID, Participants: sess.Participants, WaitingSince: sess.StartedAt, EndsAt: sess.EndsAt})
+	}
+	return out, nil
+}
+
+func (liveRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent, req ClaimRequest) (*Claimed, error) {
+	if req.SessionID == "" || req.RegistrationID != "" {
+		return nil, invalid("session_id", "a live class work session is claimed by session_id", "Send {\"session_id\": …} from pending-proctor.")
+	}
+	sess, err := s.sessions.Session(ctx, req.SessionID)
+	if errors.Is(err, registry.ErrNotFound) || err == nil && sess.EvaluationID != e.ID {
+		return nil, notFound("no such session", "Pick a session from pending-proctor.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.sessions.Participants(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.AgentID == proctor.ID {
+			return nil, forbidden("self_proctoring", "you take part in this session, so you cannot grade it", "Pick another session.")
+		}
+	}
+	claimed, err := s.sessions.ClaimSession(ctx, sess.ID, proctor.ID, s.now())
+	if errors.Is(err, registry.ErrConflict) {
+		if sess.Status == SessionForming {
+			return nil, conflict("session_not_started", "the session is still waiting for participants", "Claim it once it has started.")
+		}
+		return nil, alreadyClaimed
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Claimed{Session: claimed}, nil
+}
+
+func (liveRunner) grade(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent, req GradeRequest) (*Graded, error) {
+	return s.gradeSession(ctx, e, proctor, req)
+}

@@ -1,0 +1,149 @@
+package evaluation
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// poawRunner runs Proof of Agentic Work: 30 numbers and a nonce, sorted,
+// hashed and answered before the challenge expires. Start and submit each
+// find the registration in the statement that does their work.
+type poawRunner struct{ always }
+
+func (poawRunner) Handler() string { return "poaw_handler" }
+
+// challengeTTL is how long a challenge of def lives.
+func challengeTTL(def *Definition) time.Duration {
+	timeout := registry.DefaultPoAWTimeoutSeconds
+	if def.Config.PoAW != nil {
+		timeout = def.Config.PoAW.TimeoutSeconds
+	}
+	return time.Duration(timeout) * time.Second
+}
+
+func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
+	now := t.s.now()
+	cur := current(t.Entry)
+	fresh, err := NewChallenge("", t.Agent.ID, now, challengeTTL(cur))
+	if err != nil {
+		return nil, err
+	}
+	// The open challenge if there is one (start repeated returns it),
+	// else this new one; one statement finds the registration too.
+	ch, created, err := t.s.regs.StartChallenge(ctx, t.Entry.ID, fresh)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, NotRegistered(t.Entry)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if created && ch.VersionID != cur.VersionID {
+		// Registered under an earlier version: its timeout holds.
+		def, err := t.s.defs.pinned(ctx, t.Entry.ID, ch.VersionID, t.Entry)
+		if err != nil {
+			return nil, err
+		}
+		if ttl := challengeTTL(def); ttl != challengeTTL(cur) {
+			if err := t.s.regs.SetChallengeExpiry(ctx, ch.ID, ch.CreatedAt.Add(ttl)); err != nil {
+				return nil, err
+			}
+			ch.ExpiresAt = ch.CreatedAt.Add(ttl)
+		}
+	}
+	e := t.Entry
+	return &Started{Created: created, Registration: &Registration{ID: ch.RegistrationID, EvaluationID: e.ID}, Challenge: ch,
+		Instructions: "GET fetch_url for 30 integers and a nonce. Sort the integers ascending, write them as JSON without spaces, append the nonce, " +
+			"and submit the lower-case hex SHA-256 of that text as {\"challenge_id\", \"hash\"} to " + evaluationPath(e) + "/submit before expires_at."}, nil
+}
+
+// PoAWSubmission answers a challenge.
+type PoAWSubmission struct {
+	ChallengeID string `json:"challenge_id"`
+	Hash        string `json:"hash"`
+}
+
+var hexHash = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (*Submitted, error) {
+	var sub PoAWSubmission
+	if err := t.decode(ctx, decode, &sub); err != nil {
+		return nil, err
+	}
+	if sub.ChallengeID == "" || sub.Hash == "" {
+		if err := t.open(ctx); err != nil {
+			return nil, submitRefusal(t.Entry, err)
+		}
+		return nil, invalid("challenge_id", "challenge_id and hash are required", "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
+	}
+	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.Agent.ID, t.Entry.ID, sub.ChallengeID)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, notRegisteredToSubmit(t.Entry)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ch == nil {
+		return nil, notFound("no such challenge", "Submit the challenge_id that start returned.")
+	}
+	if ch.AgentID != t.Agent.ID || ch.RegistrationID != reg.ID {
+		return nil, forbidden("forbidden", "this challenge is not yours", "Submit your own challenge.")
+	}
+	if !ch.UsedAt.IsZero() {
+		return nil, errChallengeUsed
+	}
+	if err := t.pin(ctx, reg); err != nil {
+		return nil, err
+	}
+	now := t.s.now()
+	shape := hexHash.MatchString(sub.Hash)
+	g := grade{started: ch.CreatedAt, deadline: ch.ExpiresAt,
+		inputs: map[string]string{"challenge_id": ch.ID, "hash": HashInput(sub.Hash)},
+		output: []Check{{Name: "hash", Passed: shape, Message: "the hash is 64 hexadecimal digits"}}}
+	switch {
+	case now.After(ch.ExpiresAt):
+		g.outcome, g.reason = OutcomeExpired, "answered after expires_at"
+	case !CheckPoAW(ch, sub.Hash):
+		g.reason = "the hash does not match the sorted values and nonce"
+		g.goal = []Check{{Name: "hash_matches", Passed: false, Message: g.reason}}
+	default:
+		g.passed = true
+		g.goal = []Check{{Name: "hash_matches", Passed: true, Message: "the hash matches the sorted values and nonce"}}
+	}
+	if !shape {
+		g.output[0].Message = "the hash is not 64 hexadecimal digits"
+	}
+	res, points := t.s.newResult(t.Def, t.Reg, g, now)
+	saved, err := t.s.regs.AnswerChallenge(ctx, ch.ID, res, points)
+	switch {
+	case errors.Is(err, registry.ErrGone):
+		return nil, errChallengeUsed
+	case errors.Is(err, registry.ErrConflict):
+		return nil, conflict("already_completed", "this registration already has its result", "Register again for another attempt.")
+	case err != nil:
+		return nil, err
+	}
+	return &Submitted{Result: saved}, nil
+}
+
+// Challenge returns a challenge to the agent it was made for, while it is
+// neither used nor expired.
+func (s *Service) Challenge(ctx context.Context, agentID, id string) (*Challenge, error) {
+	ch, err := s.regs.Challenge(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, notFound("no such challenge", "Start the evaluation to get a challenge.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ch.AgentID != agentID {
+		return nil, forbidden("forbidden", "this challenge belongs to another agent", "Fetch your own challenge.")
+	}
+	if !ch.UsedAt.IsZero() || !s.now().Before(ch.ExpiresAt) {
+		return nil, refuse(registry.ErrGone, "gone", "the challenge is used or expired", "Start again for a new challenge.")
+	}
+	return ch, nil
+}

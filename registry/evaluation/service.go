@@ -1,0 +1,292 @@
+package evaluation
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// agentReader is what the service needs of agents.
+type agentReader interface {
+	AgentByID(ctx context.Context, id string) (*registry.Agent, error)
+}
+
+// Config is what a Service is built from. Jobs and Sessions may be nil:
+// the evaluations that need them then cannot be taken.
+type Config struct {
+	Versions      versionLister
+	Agents        agentReader
+	Registrations EvaluationStore
+	Jobs          JobStore
+	Sessions      SessionStore
+	// JudgeConfigured says whether a judge works the jobs; without one a
+	// proctor grades a benchmark's free answers.
+	JudgeConfigured bool
+	// Now tells the time (time.Now when nil).
+	Now func() time.Time
+	// Build names the sip build in execution records.
+	Build string
+}
+
+// Service is the runtime of evaluations: the operations agents and
+// proctors perform, each deciding its rules here, once, whatever the
+// transport. Every decision about an attempt reads the definition of the
+// version its registration pinned.
+type Service struct {
+	agents          agentReader
+	regs            EvaluationStore
+	jobs            JobStore
+	sessions        SessionStore
+	defs            *definitions
+	runners         map[string]Runner
+	judgeConfigured bool
+	now             func() time.Time
+	build           string
+}
+
+// New builds a service.
+func New(cfg Config) *Service {
+	s := &Service{agents: cfg.Agents, regs: cfg.Registrations, jobs: cfg.Jobs, sessions: cfg.Sessions,
+		defs: &definitions{store: struct {
+			versionLister
+			EvaluationStore
+		}{cfg.Versions, cfg.Registrations}}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.runners = map[string]Runner{}
+	for _, r := range runners {
+		s.runners[r.Handler()] = r
+	}
+	return s
+}
+
+// runner returns the runner of e's handler if this service can run it.
+func (s *Service) runner(handler string) Runner {
+	r := s.runners[handler]
+	if r == nil || !r.Runs(s) {
+		return nil
+	}
+	return r
+}
+
+// Runnable reports whether this service runs the handler: it has a
+// runner, and the stores that runner needs.
+func (s *Service) Runnable(handler string) bool { return s.runner(handler) != nil }
+
+// JudgeConfigured reports whether a judge grades this service's jobs.
+func (s *Service) JudgeConfigured() bool { return s.judgeConfigured }
+
+// ValidPasses maps the evaluations an agent holds a pass of that has not
+// expired to that pass (the newest).
+func (s *Service) ValidPasses(ctx context.Context, agentID string) (map[string]*Result, error) {
+	passes, err := s.regs.Passes(ctx, agentID, s.now())
+	if err != nil {
+		return nil, err
+	}
+	valid := map[string]*Result{}
+	for _, p := range passes {
+		valid[p.EvaluationID] = p
+	}
+	return valid, nil
+}
+
+// Register opens a registration of the agent for e under e's current
+// version (created), or returns the open one. The prerequisites must hold
+// now: a valid pass of each.
+func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entry) (_ *Registration, created bool, _ error) {
+	if e.Status != registry.StatusActive || e.Removed {
+		return nil, false, conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
+	}
+	if !s.Runnable(e.Handler) {
+		return nil, false, conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
+			"Take an evaluation whose can_register is true.")
+	}
+	if len(e.Prerequisites) > 0 {
+		valid, err := s.ValidPasses(ctx, agentID)
+		if err != nil {
+			return nil, false, err
+		}
+		if missing := MissingPrerequisites(e.Prerequisites, valid); len(missing) > 0 {
+			r := refuse(registry.ErrForbidden, "prerequisites_not_met", "prerequisites not met: pass "+joinIDs(missing)+" first",
+				"Pass every prerequisite (a pass that has not expired), then register.")
+			r.Missing = missing
+			return nil, false, r
+		}
+	}
+	return s.regs.Register(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
+		VersionID: e.Current.ID, RegisteredAt: s.now()})
+}
+
+// Take is one operation on an agent's attempt: the caller, the evaluation
+// as it is now, and, once found, the open registration with the
+// definition it pinned.
+type Take struct {
+	s     *Service
+	Agent *registry.Agent
+	Entry *registry.Entry
+	Reg   *Registration
+	Def   *Definition
+}
+
+func (s *Service) take(a *registry.Agent, e *registry.Entry) *Take { return &Take{s: s, Agent: a, Entry: e} }
+
+// open finds the agent's open registration and its pinned definition.
+func (t *Take) open(ctx context.Context) error {
+	if t.Reg != nil {
+		return nil
+	}
+	reg, err := t.s.regs.OpenRegistration(ctx, t.Agent.ID, t.Entry.ID)
+	if errors.Is(err, registry.ErrNotFound) {
+		return NotRegistered(t.Entry)
+	}
+	if err != nil {
+		return err
+	}
+	return t.pin(ctx, reg)
+}
+
+// pin sets the registration and reads the definition it pinned.
+func (t *Take) pin(ctx context.Context, reg *Registration) error {
+	def, err := t.s.defs.pinned(ctx, reg.EvaluationID, reg.VersionID, t.Entry)
+	if err != nil {
+		return err
+	}
+	t.Reg, t.Def = reg, def
+	return nil
+}
+
+// Started is what starting an attempt hands the agent. Which fields are
+// set depends on the evaluation's handler.
+type Started struct {
+	Created      bool
+	Registration *Registration
+	// Status and Instructions say what to do next.
+	Status       string
+	Instructions string
+	Challenge    *Challenge          // PoAW
+	Questions    []registry.Question // benchmark, without answers or rubrics
+	Prompts      []registry.Prompt   // certification, without should lists
+	PassingScore float64
+	ExpiresAt    time.Time
+	Job          *Job // certification
+	// MultiAgent is set for proctored and live evaluations; Session is
+	// their session, nil while a candidate waits for a proctor.
+	MultiAgent bool
+	Session    *Session
+}
+
+// Submitted is what a submission produced: a result, or a job queued for
+// its grader.
+type Submitted struct {
+	Result *Result
+	Job    *Job
+}
+
+// Start starts (or resumes) the agent's open attempt at e.
+func (s *Service) Start(ctx context.Context, a *registry.Agent, e *registry.Entry) (*Started, error) {
+	r := s.runner(e.Handler)
+	if r == nil {
+		return nil, conflict("conflict", e.ID+" cannot be started on this server yet", "Take an evaluation whose can_register is true.")
+	}
+	return r.Start(ctx, s.take(a, e))
+}
+
+// Submit grades the agent's submission for its open attempt at e, or
+// queues it for a grader. decode reads the submission into the value the
+// handler's runner gives it; not being registered is reported before a
+// malformed submission.
+func (s *Service) Submit(ctx context.Context, a *registry.Agent, e *registry.Entry, decode func(any) error) (*Submitted, error) {
+	r := s.runner(e.Handler)
+	if r == nil {
+		return nil, conflict("conflict", e.ID+" cannot be submitted on this server yet", "Take an evaluation whose can_register is true.")
+	}
+	return r.Submit(ctx, s.take(a, e), decode)
+}
+
+// decodeFor decodes a submission into v; a malformed one is refused, but
+// only after the caller's registration is found.
+func (t *Take) decode(ctx context.Context, decode func(any) error, v any) error {
+	if err := decode(v); err != nil {
+		if oerr := t.open(ctx); oerr != nil {
+			return submitRefusal(t.Entry, oerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// submitRefusal adds to not_registered that a registration takes one result.
+func submitRefusal(e *registry.Entry, err error) error {
+	var r *Refusal
+	if errors.As(err, &r) && r.Code == "not_registered" {
+		return notRegisteredToSubmit(e)
+	}
+	return err
+}
+
+// Cancel cancels the agent's open attempt at e. A started attempt ends
+// with a cancelled result; a seat in a forming session is given back; an
+// attempt whose session started, or that awaits its grade, cannot be
+// cancelled.
+func (s *Service) Cancel(ctx context.Context, a *registry.Agent, e *registry.Entry) (*Registration, error) {
+	t := s.take(a, e)
+	if err := t.open(ctx); err != nil {
+		return nil, err
+	}
+	if r := s.runner(e.Handler); r != nil {
+		if c, ok := r.(canceller); ok {
+			if err := c.cancel(ctx, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	reg := t.Reg
+	cannot := conflict("conflict", "the attempt at "+e.ID+" is "+string(reg.Status)+" and can no longer be cancelled", "Wait for its result.")
+	if reg.Status == RegRegistered {
+		moved, err := s.regs.MoveRegistration(ctx, reg.ID, []RegistrationStatus{RegRegistered}, RegCancelled, s.now())
+		if errors.Is(err, registry.ErrConflict) {
+			return nil, cannot
+		}
+		return moved, err
+	}
+	if reg.Status != RegInProgress {
+		return nil, cannot
+	}
+	res, points := s.newResult(t.Def, reg, grade{outcome: OutcomeCancelled, reason: "cancelled by the agent"}, s.now())
+	if _, err := s.regs.RecordResult(ctx, res, points); errors.Is(err, registry.ErrConflict) {
+		return nil, cannot
+	} else if err != nil {
+		return nil, err
+	}
+	out := *reg
+	out.Status, out.CompletedAt = RegCancelled, res.CompletedAt
+	return &out, nil
+}
+
+// canceller is a runner with something to undo when an attempt is
+// cancelled.
+type canceller interface {
+	cancel(ctx context.Context, t *Take) error
+}
+
+// record stores a graded attempt's result: the one path from a grade to
+// the database for attempts the candidate submits.
+func (s *Service) recordGrade(ctx context.Context, t *Take, g grade) (*Submitted, error) {
+	res, points := s.newResult(t.Def, t.Reg, g, s.now())
+	saved, err := s.regs.RecordResult(ctx, res, points)
+	if errors.Is(err, registry.ErrConflict) {
+		return nil, conflict("already_completed", "this registration already has its result", "Register again for another attempt.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Submitted{Result: saved}, nil
+}
+
+// moveToStarted moves a registration to in_progress (again).
+func (s *Service) moveToStarted(ctx context.Context, reg *Registration) (*Registration, error) {
+	return s.regs.MoveRegistration(ctx, reg.ID, []RegistrationStatus{RegRegistered, RegInProgress}, RegInProgress, s.now())
+}
