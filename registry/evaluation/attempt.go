@@ -126,7 +126,7 @@ type Result struct {
 	// Outcome is how the attempt ended; Passed is Outcome == passed.
 	Outcome     Outcome
 	Details     map[string]any
-	CompletedAt    time.Time
+	CompletedAt time.Time
 	// ExpiresAt is when a pass stops counting (config.valid_days); zero
 	// means never.
 	ExpiresAt time.Time

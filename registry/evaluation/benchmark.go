@@ -168,8 +168,8 @@ func benchmarkGrade(def *Definition, job *Job, score, total float64) grade {
 	cfg := def.Config.Benchmark
 	g := grade{passed: Passes(score, total, cfg.PassingScore), score: &score, maxScore: &total, started: job.CreatedAt,
 		execution: []Check{acceptedInTime},
-		inputs: map[string]string{"submission": HashInput(json.RawMessage(job.Submission))},
-		goal:   []Check{passRule(score, total, cfg.PassingScore)}}
+		inputs:    map[string]string{"submission": HashInput(json.RawMessage(job.Submission))},
+		goal:      []Check{passRule(score, total, cfg.PassingScore)}}
 	if !g.passed {
 		g.reason = fmt.Sprintf("scored %g of %g", score, total)
 	}

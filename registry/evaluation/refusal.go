@@ -27,7 +27,9 @@ func refuse(kind error, code, msg, hint string) *Refusal {
 
 func conflict(code, msg, hint string) *Refusal { return refuse(registry.ErrConflict, code, msg, hint) }
 
-func forbidden(code, msg, hint string) *Refusal { return refuse(registry.ErrForbidden, code, msg, hint) }
+func forbidden(code, msg, hint string) *Refusal {
+	return refuse(registry.ErrForbidden, code, msg, hint)
+}
 
 func notFound(msg, hint string) *Refusal { return refuse(registry.ErrNotFound, "not_found", msg, hint) }
 

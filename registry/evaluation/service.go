@@ -131,7 +131,9 @@ type Take struct {
 	Def   *Definition
 }
 
-func (s *Service) take(a *registry.Agent, e *registry.Entry) *Take { return &Take{s: s, Agent: a, Entry: e} }
+func (s *Service) take(a *registry.Agent, e *registry.Entry) *Take {
+	return &Take{s: s, Agent: a, Entry: e}
+}
 
 // open finds the agent's open registration and its pinned definition.
 func (t *Take) open(ctx context.Context) error {
