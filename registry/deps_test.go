@@ -28,6 +28,11 @@ func TestImportGraph(t *testing.T) {
 	}{
 		{mod + "registry", []string{"net/http", "database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
 			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite", mod + "api", mod + "bot"}},
+		// The runtime reaches the judge through an interface, but imports
+		// registry/judge for its prompts and scores, whose client is HTTP.
+		{mod + "registry/evaluation", []string{"database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
+			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite", mod + "api", mod + "bot", mod + "registry/sqlite",
+			mod + "registry/postgres"}},
 		{mod + "registry/sqlite", []string{"github.com/jackc/pgx", mod + "registry/postgres", mod + "api", mod + "bot"}},
 		{mod + "registry/postgres", []string{"modernc.org/sqlite", mod + "registry/sqlite", mod + "api", mod + "bot"}},
 		{mod + "bot", []string{mod + "api", mod + "registry/sqlite", mod + "registry/postgres"}},
