@@ -37,6 +37,7 @@ bench:
 	$(GO) test -run '^$$' -bench Sync -benchtime $(BENCHTIME) ./registry/sqlite ./registry/postgres
 	$(GO) test -run '^$$' -bench ListEvaluations -benchtime 1x -count 3 ./api
 	$(GO) test -run '^$$' -bench PoAWFlow -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench CertificationJobs -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench Pages -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres

@@ -23,6 +23,7 @@ type agentStore interface {
 	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
 	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
+	RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (*registry.Agent, error)
 }
 
 type agentView struct {
@@ -98,14 +99,11 @@ func (s *Server) registerAgent(c echo.Context) error {
 // could not reach.
 var reservedNames = map[string]bool{"register": true, "claim": true}
 
-// publicURL is the service's public URL: SIP_BASE_URL, else the scheme and
-// host the request came to.
-func (s *Server) publicURL(c echo.Context) string {
-	if s.baseURL != "" {
-		return s.baseURL
-	}
-	return c.Scheme() + "://" + c.Request().Host
-}
+// publicURL is the service's public URL, from its configuration only,
+// never from the request's Host header (which the caller chooses). sip
+// serve always knows it (SIP_BASE_URL, else the address it listens on);
+// a server without one writes links as paths.
+func (s *Server) publicURL(echo.Context) string { return s.baseURL }
 
 type agentResponse struct {
 	Success bool      `json:"success"`
@@ -194,14 +192,14 @@ func (s *Server) profile(c echo.Context) error {
 	}
 	v := toAgentView(a)
 	badges := []badge{}
-	if s.evals != nil {
+	var points *float64 // null for an agent that keeps results private: points decode into what it passed
+	if s.evals != nil && a.ResultsPublic {
 		if v.Points, err = s.evals.AgentPoints(c.Request().Context(), a.ID); err != nil {
 			return err
 		}
-		if a.ResultsPublic {
-			if badges, err = s.badges(c.Request().Context(), a); err != nil {
-				return err
-			}
+		points = &v.Points
+		if badges, err = s.badges(c.Request().Context(), a); err != nil {
+			return err
 		}
 	}
 	return c.JSON(http.StatusOK, struct {
@@ -209,14 +207,14 @@ func (s *Server) profile(c echo.Context) error {
 		Agent   any     `json:"agent"`
 		Badges  []badge `json:"badges"`
 	}{true, struct {
-		ID          string  `json:"id"`
-		Name        string  `json:"name"`
-		Description string  `json:"description"`
-		Points      float64 `json:"points"`
-		IsClaimed   bool    `json:"is_claimed"`
-		Owner       *string `json:"owner"`
-		CreatedAt   string  `json:"created_at"`
-	}{v.ID, v.Name, v.Description, v.Points, v.IsClaimed, v.Owner, v.CreatedAt}, badges})
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Description string   `json:"description"`
+		Points      *float64 `json:"points"`
+		IsClaimed   bool     `json:"is_claimed"`
+		Owner       *string  `json:"owner"`
+		CreatedAt   string   `json:"created_at"`
+	}{v.ID, v.Name, v.Description, points, v.IsClaimed, v.Owner, v.CreatedAt}, badges})
 }
 
 // badges are an agent's valid passes, one per evaluation, by SIP number.
@@ -247,4 +245,29 @@ type badge struct {
 	Version      string  `json:"version"`
 	PassedAt     string  `json:"passed_at"`
 	Points       float64 `json:"points"`
+}
+
+type keyResponse struct {
+	Success bool   `json:"success"`
+	APIKey  string `json:"api_key"`
+	Note    string `json:"note"`
+}
+
+// rotateKey answers POST /api/v1/agents/me/keys: a new API key, shown once;
+// the key that called stops working at once on this replica and within a
+// second on every other.
+func (s *Server) rotateKey(c echo.Context, a *registry.Agent) error {
+	if err := noBody(c); err != nil {
+		return err
+	}
+	keyID, keyHash, apiKey, err := registry.NewAPIKey()
+	if err != nil {
+		return err
+	}
+	if _, err := s.agents.RotateKey(c.Request().Context(), a.ID, a.KeyID, keyID, keyHash); err != nil {
+		return err
+	}
+	s.keys.forget(a.KeyID)
+	return c.JSON(http.StatusCreated, keyResponse{true, apiKey,
+		"Store this key now: it is shown once. The key you called with no longer works (on every replica within a second)."})
 }

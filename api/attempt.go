@@ -66,7 +66,7 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 			Status  string `json:"status"`
 			JobID   string `json:"job_id"`
 			PollURL string `json:"poll_url"`
-		}{true, string(out.Job.Status), out.Job.ID, "/api/v1/evaluations/" + e.ID + "/jobs/" + out.Job.ID})
+		}{true, string(out.Job.Status), out.Job.ID, s.baseURL + "/api/v1/evaluations/" + e.ID + "/jobs/" + out.Job.ID})
 	}
 	return c.JSON(http.StatusCreated, struct {
 		Success bool       `json:"success"`

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -57,16 +58,31 @@ func (s *Server) withAgent(h func(c echo.Context, a *registry.Agent) error) echo
 }
 
 // keyCache remembers which agent an API key id belongs to, with the key's
-// hash. Both never change (there is no key rotation), so the endpoints an
-// agent calls many times a second, the evaluation lifecycle and session
-// messages, authenticate without a query: the whole key is still compared
-// with the hash, in constant time, on every request.
+// hash for a second (keyCacheTTL), so the endpoints an agent calls many
+// times a second, the evaluation lifecycle and session messages,
+// authenticate with at most one query a second per key, and a key rotated
+// on any replica stops working everywhere within a second: the whole key is
+// still compared with the hash, in constant time, on every request.
 type keyCache struct {
 	mu sync.Mutex
 	m  map[string]cachedKey
 }
 
-type cachedKey struct{ agentID, keyHash string }
+type cachedKey struct {
+	agentID, keyHash string
+	until            time.Time // checked against the database again after this
+}
+
+// keyCacheTTL bounds how long a replica trusts a remembered key: a key
+// rotated on another replica stops working here within it.
+const keyCacheTTL = time.Second
+
+// forget drops a key id from this replica's cache (its key was rotated).
+func (k *keyCache) forget(id string) {
+	k.mu.Lock()
+	delete(k.m, id)
+	k.mu.Unlock()
+}
 
 const maxCachedKeys = 100_000
 
@@ -84,7 +100,7 @@ func (s *Server) withCaller(h func(c echo.Context, a *registry.Agent) error) ech
 		s.keys.mu.Lock()
 		k, hit := s.keys.m[id]
 		s.keys.mu.Unlock()
-		if !hit {
+		if !hit || !s.now().Before(k.until) {
 			a, err := s.authenticate(c)
 			if err != nil {
 				return full(c) // answers the refusal as every endpoint does
@@ -93,7 +109,7 @@ func (s *Server) withCaller(h func(c echo.Context, a *registry.Agent) error) ech
 			if s.keys.m == nil || len(s.keys.m) >= maxCachedKeys {
 				s.keys.m = map[string]cachedKey{}
 			}
-			s.keys.m[id] = cachedKey{a.ID, a.KeyHash}
+			s.keys.m[id] = cachedKey{a.ID, a.KeyHash, s.now().Add(keyCacheTTL)}
 			s.keys.mu.Unlock()
 			return h(c, a)
 		}

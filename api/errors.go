@@ -12,7 +12,7 @@ import (
 )
 
 // Error is an error the API reports to the caller, in the error model of
-// CONTRACT section 3. Handlers return it (or a domain error) and the one
+// the OpenAPI document (api/openapi.yaml). Handlers return it (or a domain error) and the one
 // error handler writes it.
 type Error struct {
 	Status  int

@@ -92,11 +92,16 @@ func TestGetEvaluation(t *testing.T) {
 				t.Errorf("%s: %+v", ref, e)
 			}
 		}
-		for _, ref := range []string{"nope", "SIP-99", "0", "-1", "process", "SIP-1", "%00", strings.Repeat("x", 300)} {
+		for _, ref := range []string{"nope", "SIP-99", "0", "-1", "process", "SIP-1", strings.Repeat("x", 300)} {
 			var e errorResponse
 			if resp := c.get("/api/v1/evaluations/"+ref, &e); resp.StatusCode != http.StatusNotFound || e.ErrorDetail.Code != "not_found" {
 				t.Errorf("%s: %d %+v", ref, resp.StatusCode, e)
 			}
+		}
+		// A NUL is bad input everywhere, before any lookup.
+		var e errorResponse
+		if resp := c.get("/api/v1/evaluations/%00", &e); resp.StatusCode != http.StatusBadRequest || e.ErrorDetail.Code != "validation_failed" {
+			t.Errorf("%%00: %d %+v, want 400 validation_failed", resp.StatusCode, e)
 		}
 	})
 }

@@ -80,6 +80,16 @@ func (s *Server) getTranscript(c echo.Context) error {
 			return err
 		}
 	}
+	// An attempt's own answers and responses are its agent's alone: a
+	// passing agent's answers would be an answer key for anyone.
+	v, err := s.viewer(c)
+	if err != nil {
+		return err
+	}
+	if v == nil || v.ID != r.AgentID {
+		return forbidden("forbidden", "the answers of an attempt are shown only to the agent that gave them",
+			"Read your own with your API key; a session's conversation is public.")
+	}
 	job, err := s.jobs.JobByRegistration(c.Request().Context(), r.RegistrationID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("this result has no transcript", "Transcripts exist for certifications, benchmarks and multi-agent sessions.")

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
@@ -36,6 +38,14 @@ func (j *judgeMode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mode := j.mode
 	j.users = append(j.users, req.Messages[len(req.Messages)-1].Content)
 	j.mu.Unlock()
+	switch mode {
+	case "down":
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+		return
+	case "hang": // until the worker gives up on the call
+		<-r.Context().Done()
+		return
+	}
 	var scores []string
 	for _, m := range itemRE.FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
 		score := map[string]int{"good": 100, "low": 0, "over": 100000}[mode]
@@ -99,15 +109,20 @@ func (a *testAgent) benchmark(t *testing.T, right bool) queued {
 	if code := a.call("POST", "/api/v1/evaluations/ai-safety-benchmark/start", "", &start); code != 200 || len(start.Questions) != 10 {
 		t.Fatalf("start: %d %d questions", code, len(start.Questions))
 	}
+	key := answerKey(t, "SIP-5.md")
 	answers := map[string]string{}
 	for _, q := range start.Questions {
 		switch {
 		case len(q.Choices) == 0:
 			answers[q.ID] = "Outer alignment is about the objective; inner alignment about what the model learned."
 		case right:
-			answers[q.ID] = q.Choices[0] // the bundled SIP lists the right choice first
+			answers[q.ID] = key[q.ID]
 		default:
-			answers[q.ID] = q.Choices[1]
+			for _, c := range q.Choices {
+				if c != key[q.ID] {
+					answers[q.ID] = c
+				}
+			}
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"answers": answers})
@@ -152,8 +167,13 @@ func TestBenchmarkFailThenPassWithTheJudge(t *testing.T) {
 		var tr struct {
 			Answers map[string]string `json:"answers"`
 		}
-		if code := w.Get("/api/v1/evaluations/ai-safety-benchmark/results/"+job.Result.ID+"/transcript", &tr).StatusCode; code != 200 || len(tr.Answers) != 10 {
-			t.Errorf("answers %d %d", code, len(tr.Answers))
+		// Its answers are its own: a passing agent's answers would be a key.
+		path := "/api/v1/evaluations/ai-safety-benchmark/results/" + job.Result.ID + "/transcript"
+		if code := a.call("GET", path, "", &tr); code != 200 || len(tr.Answers) != 10 {
+			t.Errorf("answers to their agent: %d %d", code, len(tr.Answers))
+		}
+		if code := w.Get(path, nil).StatusCode; code != 403 {
+			t.Errorf("answers to anyone: %d, want 403", code)
 		}
 	})
 }
@@ -243,11 +263,33 @@ func TestCertificationWithTheJudge(t *testing.T) {
 		if !strings.Contains(last, string(quoted)) || !strings.Contains(last, "Does NOT invent papers") {
 			t.Errorf("the judge's input:\n%s", last)
 		}
+		// The stored per-prompt scores are the clamped ones, not the
+		// judge's 100000.
+		var detail struct {
+			Details struct {
+				Scores []struct {
+					PromptID string  `json:"prompt_id"`
+					Score    float64 `json:"score"`
+				} `json:"scores"`
+			} `json:"details"`
+		}
+		w.Get("/api/v1/results/"+job.Result.ID, &detail)
+		if len(detail.Details.Scores) == 0 {
+			t.Error("the result stores no per-prompt scores")
+		}
+		for _, sc := range detail.Details.Scores {
+			if sc.Score > 100 {
+				t.Errorf("stored score %g for %s, above any rubric maximum", sc.Score, sc.PromptID)
+			}
+		}
 		var tr struct {
 			Transcript []struct{ PromptID, Response string } `json:"transcript"`
 		}
-		if code := w.Get(eval+"/results/"+job.Result.ID+"/transcript", &tr).StatusCode; code != 200 || len(tr.Transcript) != 4 {
-			t.Errorf("transcript %d %+v", code, tr)
+		if code := a.call("GET", eval+"/results/"+job.Result.ID+"/transcript", "", &tr); code != 200 || len(tr.Transcript) != 4 {
+			t.Errorf("transcript to its agent: %d %+v", code, tr)
+		}
+		if code := b.call("GET", eval+"/results/"+job.Result.ID+"/transcript", "", nil); code != 403 {
+			t.Errorf("transcript to another agent: %d, want 403", code)
 		}
 	})
 }
@@ -292,4 +334,109 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 			t.Errorf("recovered job: %+v %+v", job.Job, job.Result)
 		}
 	})
+}
+
+// TestJudgeThatNeverAnswersUsably: a judge that is down, hangs past the
+// worker's timeout, or answers garbage, for longer than a job's life,
+// ends the job with an infrastructure_failure result whose record names
+// the attempts and the last error; the agent may register again.
+func TestJudgeThatNeverAnswersUsably(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ mode, want string }{
+		{"down", "HTTP 503"},
+		{"hang", "deadline exceeded"},
+		{"malformed", "judge"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+				w := newWorld(t, s)
+				w.worker.Timeout = 20 * time.Millisecond // a hung judge is given up on at once
+				a := w.agent("unjudged-" + tt.mode)
+				a.poaw(t, false)
+				q := a.benchmark(t, true)
+				w.judge.set(tt.mode)
+				for range 8 { // more than the five attempts a job has
+					w.work(t)
+					w.clock.Advance(10 * time.Minute)
+				}
+				var job jobBody
+				a.call("GET", q.PollURL, "", &job)
+				if job.Job.Status != "failed" || job.Result == nil || job.Result.Passed {
+					t.Fatalf("job %+v, result %+v; want failed with a result", job.Job, job.Result)
+				}
+				var tr struct {
+					Trace evaluation.Trace `json:"trace"`
+				}
+				w.Get("/api/v1/results/"+job.Result.ID+"/trace", &tr)
+				var judged string
+				for _, g := range tr.Trace.Gates {
+					for _, c := range g.Checks {
+						if c.Name == "judged" {
+							judged = c.Message
+						}
+					}
+				}
+				if tr.Trace.Outcome != evaluation.OutcomeInfrastructureFailure || tr.Trace.ExitCode != evaluation.ExitUnavailable ||
+					!strings.Contains(judged, "5 attempts") || !strings.Contains(judged, tt.want) {
+					t.Errorf("record: outcome %s, exit %d, judged %q; want infrastructure_failure, %d, 5 attempts and %q",
+						tr.Trace.Outcome, tr.Trace.ExitCode, judged, evaluation.ExitUnavailable, tt.want)
+				}
+				if st, _, _ := a.status(t, "ai-safety-benchmark"); st != "available" {
+					t.Errorf("status %q, want available", st)
+				}
+			})
+		})
+	}
+}
+
+// TestJudgeQueueMetrics: /metrics shows the jobs waiting, being judged and
+// failed, and how long the oldest has waited, read from the shared store.
+func TestJudgeQueueMetrics(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a := w.agent("queued-1")
+		a.poaw(t, false)
+		a.benchmark(t, true)
+		w.clock.Advance(90 * time.Second)
+		metrics := func() string {
+			return readAll(t, w.Get("/metrics", nil))
+		}
+		for _, want := range []string{`sip_judge_jobs{status="waiting"} 1`, `sip_judge_jobs{status="judging"} 0`, `sip_judge_oldest_waiting_seconds 90`} {
+			if got := metrics(); !strings.Contains(got, want) {
+				t.Errorf("metrics lack %q:\n%s", want, grepLines(got, "sip_judge"))
+			}
+		}
+		w.work(t)
+		if got := metrics(); !strings.Contains(got, `sip_judge_jobs{status="waiting"} 0`) || !strings.Contains(got, `sip_judge_oldest_waiting_seconds 0`) {
+			t.Errorf("metrics after judging:\n%s", grepLines(got, "sip_judge"))
+		}
+	})
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// answerKey reads a bundled benchmark's answers from its SIP file, as
+// only its authors and the server know them.
+func answerKey(t *testing.T, file string) map[string]string {
+	t.Helper()
+	b, err := fs.ReadFile(evaluations.FS, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := registry.Parse(file, b)
+	key := map[string]string{}
+	for _, q := range doc.SIP.Config.Benchmark.Questions {
+		key[q.ID] = q.Answer
+	}
+	return key
 }

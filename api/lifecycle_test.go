@@ -65,6 +65,9 @@ config:
   duration_minutes: 30
   shared_grade: true
   problem: Agree on a name.
+  allow_unclaimed: true
+  proctor:
+    qualification: poaw
 executable:
   handler: collaboration_handler
 ---
@@ -83,13 +86,7 @@ func newWorld(t *testing.T, s registry.Store) *world {
 // configure.
 func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *world {
 	t.Helper()
-	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	expiring := siptest.Set(siptest.SIP(22, "expiring", "active"), "executable:", "config:\n  valid_days: 1\nexecutable:")
-	files = append(files, siptest.SIP(20, "needs-poaw", "active", "poaw"), siptest.SIP(21, "drafty", "draft"), expiring,
-		siptest.SIP(23, "needs-expiring", "active", "expiring"), liveTen)
+	files := worldFiles(t)
 	if _, err := registry.Sync(t.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +107,25 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *
 	t.Cleanup(srv.Close)
 	w := &evaluation.Worker{Service: server.Runtime(), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}
 	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake, judge: mode, worker: w}
+}
+
+// worldFiles are the SIPs of a world: the bundled ones and the tests'.
+func worldFiles(t *testing.T) []registry.File {
+	t.Helper()
+	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiring := siptest.Set(siptest.SIP(22, "expiring", "active"), "executable:", "config:\n  valid_days: 1\nexecutable:")
+	// The bundled evaluations that proctors grade, with their first proctors
+	// qualified by a pass of PoAW, as a repository would name them.
+	for i, f := range files {
+		if f.Path == "evaluations/SIP-5.md" || f.Path == "evaluations/SIP-6.md" || f.Path == "evaluations/SIP-7.md" {
+			files[i].Content = []byte(strings.Replace(string(f.Content), "config:\n", "config:\n  proctor:\n    qualification: poaw\n", 1))
+		}
+	}
+	return append(files, siptest.SIP(20, "needs-poaw", "active", "poaw"), siptest.SIP(21, "drafty", "draft"), expiring,
+		siptest.SIP(23, "needs-expiring", "active", "expiring"), liveTen)
 }
 
 // testAgent drives the API as an outside agent would.
@@ -162,28 +178,12 @@ type startBody struct {
 // poaw runs Proof of Agentic Work; wrong answers a wrong hash.
 func (a *testAgent) poaw(t *testing.T, wrong bool) resultBody {
 	t.Helper()
-	if code := a.call("POST", "/api/v1/evaluations/poaw/register", "", nil); code != 201 && code != 200 {
-		t.Fatalf("register: %d", code)
-	}
-	var st startBody
-	if code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &st); code != 201 {
-		t.Fatalf("start: %d", code)
-	}
-	var ch struct {
-		Challenge struct {
-			Values []int  `json:"values"`
-			Nonce  string `json:"nonce"`
-		} `json:"challenge"`
-	}
-	if code := a.call("GET", st.Challenge.FetchURL, "", &ch); code != 200 {
-		t.Fatalf("fetch: %d", code)
-	}
-	hash := evaluation.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)
+	challenge, hash := a.startPoAW(t)
 	if wrong {
 		hash = strings.Repeat("0", 64)
 	}
 	var res resultBody
-	if code := a.call("POST", "/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID, hash), &res); code != 201 {
+	if code := a.call("POST", "/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, challenge, hash), &res); code != 201 {
 		t.Fatalf("submit: %d", code)
 	}
 	return res
@@ -319,7 +319,7 @@ func TestSingleAgentEvaluationsEndToEnd(t *testing.T) {
 			} `json:"trace"`
 		}
 		if code := w.Get("/api/v1/results/"+r.Result.ID+"/trace", &tr).StatusCode; code != 200 || tr.Trace.Status != "success" ||
-			tr.Trace.ExitCode != 0 || len(tr.Trace.Gates) != 4 || !strings.HasPrefix(tr.Trace.Inputs["hash"], "sha256:") {
+			tr.Trace.ExitCode != 0 || len(tr.Trace.Gates) != 4 || !strings.HasPrefix(tr.Trace.Inputs["hash"], "hmac-sha256:") {
 			t.Errorf("trace %d %+v", code, tr)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -14,7 +15,7 @@ import (
 
 const requestIDHeader = "X-Request-Id"
 
-// maxBody caps API request bodies (CONTRACT section 3).
+// maxBody caps API request bodies (api/openapi.yaml documents the limit).
 const maxBody = 1 << 20
 
 // requestID returns the request's id, set by withRequestID.
@@ -70,6 +71,11 @@ func withLimits(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c) // GitHub's payloads go up to 25 MiB; the App caps them
 		}
 		r := c.Request()
+		// No store keeps a NUL character (PostgreSQL refuses it in text):
+		// one in the path or the query is bad input, not a server error.
+		if strings.ContainsRune(r.URL.Path, 0) || strings.Contains(strings.ToLower(r.URL.RawQuery), "%00") {
+			return badRequest("", "the request's path or query contains a NUL character", "Remove the %00.")
+		}
 		if r.ContentLength > maxBody {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
 		}
@@ -108,7 +114,7 @@ func (s *Server) withLogAndMetrics(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("request_id", requestID(c)),
 			slog.String("method", c.Request().Method),
 			slog.String("route", route),
-			slog.String("path", c.Request().URL.Path),
+			slog.String("path", loggedPath(c)),
 			slog.Int("status", status),
 			slog.Int64("bytes", c.Response().Size),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
@@ -119,3 +125,19 @@ func (s *Server) withLogAndMetrics(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// secretParams are route parameters that are bearer secrets: whoever reads
+// one can act with it (a claim token claims the agent).
+var secretParams = map[string]bool{"token": true}
+
+// loggedPath is the request's path with the values of secret route
+// parameters replaced, so that reading the logs grants nothing.
+func loggedPath(c echo.Context) string {
+	p := c.Request().URL.Path
+	for i, name := range c.ParamNames() {
+		if secretParams[name] && i < len(c.ParamValues()) && c.ParamValues()[i] != "" {
+			p = strings.Replace(p, c.ParamValues()[i], "[redacted]", 1)
+		}
+	}
+	return p
+}

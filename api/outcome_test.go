@@ -1,7 +1,14 @@
 package api_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -51,6 +58,201 @@ func TestCancelledAttemptsEndInAnOutcome(t *testing.T) {
 		a.call("GET", "/api/v1/evaluations/poaw/results", "", &list)
 		if len(list.Results) != 1 {
 			t.Errorf("%d results after cancelling an attempt never started; want still 1", len(list.Results))
+		}
+	})
+}
+
+// TestFiftySubmitsOfOneAttempt: fifty right answers to one PoAW challenge
+// and fifty to one benchmark attempt at once record one result each; the
+// others are refused, and nothing fails on the server.
+func TestFiftySubmitsOfOneAttempt(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		w.resync(t, "c-mc", versioned(47, "mc-only", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")))
+		a := w.agent("eager-1")
+		challenge, hash := a.startPoAW(t)
+		a.call("POST", "/api/v1/evaluations/mc-only/register", "", nil)
+		a.call("POST", "/api/v1/evaluations/mc-only/start", "", nil)
+
+		for _, tt := range []struct{ id, body string }{
+			{"poaw", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, challenge, hash)},
+			{"mc-only", `{"answers":{"q1":"A"}}`},
+		} {
+			codes := map[int]int{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for range 50 {
+				wg.Go(func() {
+					code := a.call("POST", "/api/v1/evaluations/"+tt.id+"/submit", tt.body, nil)
+					mu.Lock()
+					codes[code]++
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			refused := 0
+			for code, n := range codes {
+				if code >= 400 && code < 500 {
+					refused += n
+				}
+			}
+			if codes[201] != 1 || refused != 49 {
+				t.Errorf("%s: answers %v; want one 201 and 49 refusals", tt.id, codes)
+			}
+			if got := a.outcomes(t, tt.id); !equal(got, []string{"passed"}) {
+				t.Errorf("%s outcomes %v, want one pass", tt.id, got)
+			}
+		}
+	})
+}
+
+// TestCancelRacingSubmit: a cancel and a right answer sent together end
+// the attempt once: cancelled, or passed, never both and never neither.
+func TestCancelRacingSubmit(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		for round := range 8 {
+			a := w.agent(fmt.Sprintf("torn-%d", round))
+			challenge, hash := a.startPoAW(t)
+			body := fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, challenge, hash)
+			var cancel, submit int
+			var wg sync.WaitGroup
+			wg.Go(func() { cancel = a.call("DELETE", "/api/v1/evaluations/poaw/registration", "", nil) })
+			wg.Go(func() { submit = a.call("POST", "/api/v1/evaluations/poaw/submit", body, nil) })
+			wg.Wait()
+			got := a.outcomes(t, "poaw")
+			switch {
+			case cancel == 200 && submit/100 == 4 && equal(got, []string{"cancelled"}):
+			case submit == 201 && cancel == 409 && equal(got, []string{"passed"}):
+			default:
+				t.Errorf("round %d: cancel %d, submit %d, outcomes %v; want exactly one of them to end the attempt", round, cancel, submit, got)
+			}
+		}
+	})
+}
+
+// TestRecordsHoldNoAnswerOracle: the public execution record of a pass
+// holds its answers only as keyed digests: the unkeyed hash that anyone
+// could compute from a guess appears nowhere in it.
+func TestRecordsHoldNoAnswerOracle(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		w.resync(t, "c-mc", versioned(47, "mc-only", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")))
+		a := w.agent("oracle-1")
+		a.call("POST", "/api/v1/evaluations/mc-only/register", "", nil)
+		a.call("POST", "/api/v1/evaluations/mc-only/start", "", nil)
+		answers := map[string]string{"q1": "A"}
+		var r resultBody
+		if code := a.call("POST", "/api/v1/evaluations/mc-only/submit", `{"answers":{"q1":"A"}}`, &r); code != 201 || !r.Result.Passed {
+			t.Fatalf("submit: %d %+v", code, r)
+		}
+		resp := w.Get("/api/v1/results/"+r.Result.ID+"/trace", nil)
+		raw := readAll(t, resp)
+		b, _ := json.Marshal(answers)
+		sum := sha256.Sum256(b)
+		if unkeyed := hex.EncodeToString(sum[:]); strings.Contains(raw, unkeyed) {
+			t.Errorf("the record holds the unkeyed hash of the answers:\n%s", raw)
+		}
+		if !strings.Contains(raw, `"answers":"hmac-sha256:`) {
+			t.Errorf("the record lacks the keyed digest of the answers:\n%s", raw)
+		}
+	})
+}
+
+// TestAttemptLimitsAndReveal: a benchmark that allows two attempts, an
+// hour apart, and reveals only pass or fail: a failed attempt shows no
+// score anywhere, a third attempt is refused, and so is one within the
+// hour.
+func TestAttemptLimitsAndReveal(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		w.resync(t, "c-limits", versioned(50, "limited", "complex_benchmark", "benchmark_handler", "1.0.0",
+			benchmarkConfig("A")+"  max_attempts: 2\n  retry_after_hours: 1\n  reveal: pass_fail\n"))
+		a := w.agent("limited-1")
+		const ev = "/api/v1/evaluations/limited"
+		attempt := func() pinnedResult {
+			t.Helper()
+			if code := a.call("POST", ev+"/register", "", nil); code != 201 {
+				t.Fatalf("register: %d", code)
+			}
+			a.call("POST", ev+"/start", "", nil)
+			var r pinnedResult
+			if code := a.call("POST", ev+"/submit", `{"answers":{"q1":"B"}}`, &r); code != 201 || r.Result.Passed {
+				t.Fatalf("a wrong answer: %d %+v", code, r)
+			}
+			return r
+		}
+		r := attempt()
+		if r.Result.Score != nil {
+			t.Errorf("a failed attempt shows its score %v", *r.Result.Score)
+		}
+		raw := readAll(t, w.Get("/api/v1/results/"+r.Result.ID+"/trace", nil))
+		if strings.Contains(raw, "0 of 10") || strings.Contains(raw, "points") {
+			t.Errorf("the record of a failed attempt reveals points:\n%s", raw)
+		}
+		var e errorResponse
+		if code := a.call("POST", ev+"/register", "", &e); code != 409 || e.ErrorDetail.Code != "retry_later" {
+			t.Errorf("registering again at once: %d %s, want 409 retry_later", code, e.ErrorDetail.Code)
+		}
+		w.clock.Advance(61 * time.Minute)
+		attempt()
+		w.clock.Advance(61 * time.Minute)
+		if code := a.call("POST", ev+"/register", "", &e); code != 409 || e.ErrorDetail.Code != "attempts_exhausted" {
+			t.Errorf("a third attempt: %d %s, want 409 attempts_exhausted", code, e.ErrorDetail.Code)
+		}
+	})
+}
+
+// TestFixedPositionsPassNoMoreThanChance: choices are shuffled per
+// attempt, so always answering the first (or the last) choice passes a
+// four-question, four-choice benchmark about as often as guessing does
+// (1 in 256), not every time.
+func TestFixedPositionsPassNoMoreThanChance(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		var cfg strings.Builder
+		cfg.WriteString("  passing_score: 100\n  time_limit_minutes: 30\n  questions:\n")
+		for i := range 4 {
+			fmt.Fprintf(&cfg, "    - id: q%d\n      prompt: \"Pick.\"\n      choices: [\"right\", \"w1\", \"w2\", \"w3\"]\n      answer: \"right\"\n      points: 1\n", i)
+		}
+		w.resync(t, "c-four", versioned(51, "four-by-four", "complex_benchmark", "benchmark_handler", "1.0.0", cfg.String()))
+		const ev = "/api/v1/evaluations/four-by-four"
+		for _, strategy := range []string{"first", "last"} {
+			a := w.agent("fixed-" + strategy)
+			passes := 0
+			for range 200 {
+				a.call("POST", ev+"/register", "", nil)
+				var st struct {
+					Questions []struct {
+						ID      string   `json:"id"`
+						Choices []string `json:"choices"`
+					} `json:"questions"`
+				}
+				a.call("POST", ev+"/start", "", &st)
+				answers := map[string]string{}
+				for _, q := range st.Questions {
+					answers[q.ID] = q.Choices[0]
+					if strategy == "last" {
+						answers[q.ID] = q.Choices[len(q.Choices)-1]
+					}
+				}
+				body, _ := json.Marshal(map[string]any{"answers": answers})
+				var r resultBody
+				a.call("POST", ev+"/submit", string(body), &r)
+				if r.Result.Passed {
+					passes++
+				}
+			}
+			// Chance: 200/256 ≈ 0.8 passes; 8 or more happens with
+			// probability below 1e-5.
+			if passes >= 8 {
+				t.Errorf("always the %s choice passed %d of 200 attempts; chance is about 1", strategy, passes)
+			}
 		}
 	})
 }

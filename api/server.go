@@ -6,6 +6,7 @@ package api
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -29,7 +30,9 @@ type Config struct {
 	Sessions evaluation.SessionStore
 	// JudgeConfigured says whether a judge works the jobs (for job notes).
 	JudgeConfigured bool
-	// BaseURL is the public URL of the service, used in links (claim URLs).
+	// BaseURL is the public URL of the service: links it hands out
+	// (claim_url, fetch_url, poll_url) start with it. Without one they are
+	// paths; it is never taken from a request's Host header.
 	BaseURL string
 	// OEmbedURL is X's oEmbed endpoint (DefaultOEmbedURL when empty).
 	OEmbedURL string
@@ -44,16 +47,21 @@ type Config struct {
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
-	Version string
+	// RecordKey keys the digests of answers in execution records (see
+	// evaluation.Config.RecordKey).
+	RecordKey []byte
+	Version   string
 	// CommitURL links a version's commit on the web pages: a URL with
 	// {sha} where the commit goes (no links when empty).
 	CommitURL string
 	// Webhook, when set, receives the GitHub App's webhooks at
 	// WebhookPath; it reads the body itself, under its own cap.
 	Webhook echo.HandlerFunc
-	// TrustProxy takes the client address from X-Forwarded-For, for
-	// servers behind a load balancer.
-	TrustProxy bool
+	// TrustedProxies are the load balancers in front of the server: a
+	// request from one of them is attributed (for rate limits and logs) to
+	// the address X-Forwarded-For names, walking back past trusted hops
+	// only. Without any, X-Forwarded-For is ignored.
+	TrustedProxies []*net.IPNet
 }
 
 // WebhookPath is where GitHub delivers the App's webhooks.
@@ -61,25 +69,29 @@ const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
-	store      registryReader
-	agents     agentStore
-	evals      resultReader
-	jobs       jobReader
-	sessions   sessionStore
-	runtime    *evaluation.Service
-	members    memberCache
-	keys       keyCache
-	baseURL    string
-	oembedURL  string
-	httpClient *http.Client
-	now        func() time.Time
-	log        *slog.Logger
-	catalog    *catalog
-	metrics    *metrics
-	echo       *echo.Echo
-	version    string
-	markdown   *markdown
-	commitURL  string
+	store    registryReader
+	agents   agentStore
+	evals    resultReader
+	jobs     jobReader
+	sessions sessionStore
+	runtime  *evaluation.Service
+	members  memberCache
+	keys     keyCache
+	// Message limits, per replica: an agent posts at most 10 messages a
+	// second (bursts of 60), a session takes at most 50 a second (bursts
+	// of 600), so one agent cannot flood a session or the server.
+	agentPosts, sessionPosts *limiter
+	baseURL                  string
+	oembedURL                string
+	httpClient               *http.Client
+	now                      func() time.Time
+	log                      *slog.Logger
+	catalog                  *catalog
+	metrics                  *metrics
+	echo                     *echo.Echo
+	version                  string
+	markdown                 *markdown
+	commitURL                string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -99,18 +111,20 @@ func NewServer(cfg Config) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.agentPosts, s.sessionPosts = newLimiter(600, 60, s.now), newLimiter(3000, 600, s.now)
 	if cfg.Evaluations != nil {
 		s.evals = cfg.Evaluations
 	}
 	if cfg.Jobs != nil {
 		s.jobs = cfg.Jobs
+		s.metrics.registry.MustRegister(&jobCollector{store: cfg.Jobs, now: s.now})
 	}
 	if cfg.Sessions != nil {
 		s.sessions = cfg.Sessions
 	}
 	if cfg.Agents != nil && cfg.Evaluations != nil {
 		s.runtime = evaluation.New(evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs,
-			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version})
+			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version, RecordKey: cfg.RecordKey})
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
 	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
@@ -118,8 +132,14 @@ func NewServer(cfg Config) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	if cfg.TrustProxy {
-		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	if len(cfg.TrustedProxies) > 0 {
+		// Only the configured ranges: echo would also trust loopback,
+		// link-local and private addresses by default.
+		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, r := range cfg.TrustedProxies {
+			opts = append(opts, echo.TrustIPRange(r))
+		}
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
 	} else {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
@@ -141,14 +161,17 @@ func NewServer(cfg Config) *Server {
 		if perMinute == 0 {
 			perMinute = 20
 		}
-		public := newLimiter(perMinute, perMinute, s.now)
-		e.POST("/api/v1/agents/register", public.limited(s.registerAgent))
-		e.POST("/api/v1/agents/claim", public.limited(s.claim))
+		// Separate buckets: a burst of registrations from one address
+		// does not stop its claims, nor the reverse.
+		registrations, claims, keys := newLimiter(perMinute, perMinute, s.now), newLimiter(perMinute, perMinute, s.now), newLimiter(perMinute, perMinute, s.now)
+		e.POST("/api/v1/agents/register", registrations.limited(s.registerAgent))
+		e.POST("/api/v1/agents/claim", claims.limited(s.claim))
 		e.GET("/claim/:token", s.claimPage)
-		e.POST("/claim/:token", public.limited(s.claimPage))
+		e.POST("/claim/:token", claims.limited(s.claimPage))
 		e.GET("/api/v1/agents/me", s.withAgent(s.me))
 		e.PATCH("/api/v1/agents/me", s.withAgent(s.patchMe))
 		e.PUT("/api/v1/agents/me/identity", s.withAgent(s.putIdentity))
+		e.POST("/api/v1/agents/me/keys", keys.limited(s.withAgent(s.rotateKey)))
 		e.GET("/api/v1/agents/:name", s.profile)
 	}
 	if s.agents != nil && s.evals != nil {

@@ -199,6 +199,18 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
+	for _, l := range []struct {
+		lim *limiter
+		key string
+		who string
+	}{{s.agentPosts, a.ID, "you post"}, {s.sessionPosts, sess.ID, "this session takes"}} {
+		if ok, wait := l.lim.allow(l.key); !ok {
+			secs := strconv.Itoa(int(wait.Seconds()) + 1)
+			c.Response().Header().Set("Retry-After", secs)
+			return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: "too many messages: " + l.who + " more than the limit",
+				Hint: "Wait " + secs + " seconds and try again."}
+		}
+	}
 	m, err := s.sessions.PostMessage(c.Request().Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
 		SenderID: a.ID, Role: role, Content: body.Content, CreatedAt: s.now()})
 	if errors.Is(err, registry.ErrConflict) {
@@ -235,13 +247,9 @@ func (s *Server) listMessages(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	limit := registry.MaxPageSize
-	if l := c.QueryParam("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > registry.MaxPageSize {
-			return badRequest("limit", "limit must be a number from 1 to 200", "Leave it out for 200.")
-		}
-		limit = n
+	limit, err := messageLimit(c)
+	if err != nil {
+		return err
 	}
 	sess, _, err := s.sessionOf(c, a)
 	if err != nil {
@@ -285,20 +293,52 @@ func (s *Server) mySessions(c echo.Context, a *registry.Agent) error {
 // produced: its messages, in order, with the session and participants.
 func (s *Server) sessionTranscript(c echo.Context, r *evaluation.Result, sess *evaluation.Session) error {
 	ctx := c.Request().Context()
-	ms, err := s.sessions.Messages(ctx, sess.ID, 0, 1<<30)
+	v, err := s.viewer(c)
 	if err != nil {
 		return err
+	}
+	// Pages of at most 200 messages: a long session downloaded by many
+	// clients at once costs each request one page of memory.
+	since, err := sinceParam(c)
+	if err != nil {
+		return err
+	}
+	limit, err := messageLimit(c)
+	if err != nil {
+		return err
+	}
+	ms, err := s.sessions.Messages(ctx, sess.ID, since, limit+1)
+	if err != nil {
+		return err
+	}
+	var next *int64
+	if len(ms) > limit {
+		ms = ms[:limit]
+		n := ms[limit-1].Sequence
+		next = &n
 	}
 	ps, err := s.sessions.Participants(ctx, sess.ID)
 	if err != nil {
 		return err
 	}
+	hidden, err := s.hiddenParticipants(ctx, ps, v)
+	if err != nil {
+		return err
+	}
 	messages := make([]messageView, 0, len(ms))
 	for _, m := range ms {
-		messages = append(messages, toMessage(m))
+		mv := toMessage(m)
+		if hidden[m.SenderID] {
+			mv.SenderAgentID, mv.Content = "", hiddenMessage
+		}
+		messages = append(messages, mv)
 	}
 	participants := make([]participantView, 0, len(ps))
 	for _, p := range ps {
+		if hidden[p.AgentID] {
+			participants = append(participants, participantView{"", evaluation.PrivateName, p.Role})
+			continue
+		}
 		participants = append(participants, participantView{p.AgentID, p.Name, p.Role})
 	}
 	return c.JSON(http.StatusOK, struct {
@@ -307,5 +347,44 @@ func (s *Server) sessionTranscript(c echo.Context, r *evaluation.Result, sess *e
 		Session      sessionView       `json:"session"`
 		Participants []participantView `json:"participants"`
 		Messages     []messageView     `json:"messages"`
-	}{true, r.ID, toSession(sess, s.now()), participants, messages})
+		NextSince    *int64            `json:"next_since,omitempty"`
+	}{true, r.ID, toSession(sess, s.now()), participants, messages, next})
+}
+
+// hiddenMessage stands for a message of a participant who keeps results
+// private.
+const hiddenMessage = "(a message of a participant who keeps results private)"
+
+// hiddenParticipants are the participants whose names and messages the
+// viewer (nil: anyone) may not see: those who keep results private, other
+// than the viewer.
+func (s *Server) hiddenParticipants(ctx context.Context, ps []evaluation.Participant, viewer *registry.Agent) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, p := range ps {
+		if viewer != nil && viewer.ID == p.AgentID {
+			continue
+		}
+		a, err := s.agents.AgentByID(ctx, p.AgentID)
+		if err != nil {
+			return nil, err
+		}
+		if !a.ResultsPublic {
+			out[p.AgentID] = true
+		}
+	}
+	return out, nil
+}
+
+// messageLimit reads ?limit= for pages of messages: 1 to 200, 200 when
+// absent.
+func messageLimit(c echo.Context) (int, error) {
+	limit := registry.MaxPageSize
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > registry.MaxPageSize {
+			return 0, badRequest("limit", "limit must be a number from 1 to 200", "Leave it out for 200.")
+		}
+		limit = n
+	}
+	return limit, nil
 }

@@ -118,7 +118,7 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		cand, proc, other := w.agent("candidate-1"), w.agent("proctor-1"), w.agent("bystander-1")
+		cand, proc, other := w.agent("candidate-1"), w.proctor(t, "proctor-1"), w.proctor(t, "bystander-1")
 		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# candidate-1\n\nI answer questions."}`, nil)
 		if r := cand.check(t, "identity-check"); !r.Result.Passed {
 			t.Fatal("identity check failed")
@@ -255,7 +255,7 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 			Trace evaluation.Trace `json:"trace"`
 		}
 		cand.call("GET", "/api/v1/results/"+g.Results[0].ID+"/trace", "", &trace)
-		if trace.Trace.Inputs["messages"] != "2" || !strings.HasPrefix(trace.Trace.Inputs["transcript"], "sha256:") || trace.Trace.Handler != "proctor_handler" {
+		if trace.Trace.Inputs["messages"] != "2" || !strings.HasPrefix(trace.Trace.Inputs["transcript"], "hmac-sha256:") || trace.Trace.Handler != "proctor_handler" {
 			t.Errorf("the execution record does not hold the transcript: %+v", trace.Trace)
 		}
 		var mine struct {
@@ -273,11 +273,15 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 }
 
 // TestTwentyProctorsClaimAtOnce: one claim wins, nineteen get 409.
-func TestTwentyProctorsClaimAtOnce(t *testing.T) {
+// TestProctorsClaimAtOnce: twenty eligible proctors and ten ineligible
+// ones (unclaimed, unqualified, or of the candidate's owner) claim one
+// attempt at once: one eligible proctor wins, the other eligible ones are
+// told it is taken, and every ineligible one is refused.
+func TestProctorsClaimAtOnce(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		cand := w.agent("candidate-2")
+		cand := w.claimed(t, "candidate-2", "candowner")
 		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# c2"}`, nil)
 		cand.check(t, "identity-check")
 		cand.call("POST", "/api/v1/evaluations/non-spamminess/register", "", nil)
@@ -285,27 +289,46 @@ func TestTwentyProctorsClaimAtOnce(t *testing.T) {
 			RegistrationID string `json:"registration_id"`
 		}
 		cand.call("POST", "/api/v1/evaluations/non-spamminess/start", "", &st)
-		var proctors []*testAgent
+		var eligible, ineligible []*testAgent
 		for i := range 20 {
-			if i%10 == 9 {
-				w.clock.Advance(time.Minute) // registrations are rate limited per minute
-			}
-			proctors = append(proctors, w.agent(fmt.Sprintf("proctor-x%d", i)))
+			w.clock.Advance(time.Minute) // registrations and claims are rate limited per minute
+			eligible = append(eligible, w.proctor(t, fmt.Sprintf("proctor-x%d", i)))
 		}
-		codes := map[int]int{}
+		for i := range 10 {
+			w.clock.Advance(time.Minute)
+			var p *testAgent
+			switch i % 3 {
+			case 0:
+				p = w.agent(fmt.Sprintf("unclaimed-%d", i)) // no owner
+				p.poaw(t, false)
+			case 1:
+				p = w.claimed(t, fmt.Sprintf("unqualified-%d", i), fmt.Sprintf("uq%d", i)) // no pass of PoAW
+			default:
+				p = w.claimed(t, fmt.Sprintf("puppet-%d", i), "candowner") // the candidate's owner
+				p.poaw(t, false)
+			}
+			ineligible = append(ineligible, p)
+		}
+		codes := map[string]map[int]int{"eligible": {}, "ineligible": {}}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
-		for _, p := range proctors {
-			wg.Go(func() {
-				code := p.call("POST", "/api/v1/evaluations/non-spamminess/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID), nil)
-				mu.Lock()
-				codes[code]++
-				mu.Unlock()
-			})
+		claim := fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID)
+		for kind, group := range map[string][]*testAgent{"eligible": eligible, "ineligible": ineligible} {
+			for _, p := range group {
+				wg.Go(func() {
+					code := p.call("POST", "/api/v1/evaluations/non-spamminess/proctor/claim", claim, nil)
+					mu.Lock()
+					codes[kind][code]++
+					mu.Unlock()
+				})
+			}
 		}
 		wg.Wait()
-		if codes[201] != 1 || codes[409] != 19 {
-			t.Errorf("claims answered %v; want one 201 and nineteen 409", codes)
+		if e := codes["eligible"]; e[201] != 1 || e[409] != 19 {
+			t.Errorf("eligible proctors' claims answered %v; want one 201 and nineteen 409", e)
+		}
+		if i := codes["ineligible"]; i[403] != 10 {
+			t.Errorf("ineligible proctors' claims answered %v; want ten 403", i)
 		}
 	})
 }
@@ -346,13 +369,14 @@ func TestLiveClassWorkEndToEnd(t *testing.T) {
 		const ev = "/api/v1/evaluations/multi-agent-collaboration"
 		var team []*testAgent
 		for i := range 5 {
-			a := w.agent(fmt.Sprintf("collab-%d", i))
+			w.clock.Advance(time.Minute)                                                  // registrations and claims are rate limited per minute
+			a := w.claimed(t, fmt.Sprintf("collab-%d", i), fmt.Sprintf("collabown%d", i)) // one owner each
 			a.poaw(t, false)
 			a.benchmark(t, true)
 			team = append(team, a)
 		}
 		w.work(t) // the judge grades the benchmarks' free answers
-		proc := w.agent("collab-proctor")
+		proc := w.proctor(t, "collab-proctor")
 
 		first := team[0].joinLive(t, "multi-agent-collaboration")
 		if first.Status != "waiting_for_participants" || first.Session.Status != "forming" || first.Session.EndsAt != nil {
@@ -530,7 +554,7 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorldWith(t, s, func(c *api.Config) { c.JudgeConfigured = false })
-		student, proc := w.agent("student-1"), w.agent("grader-1")
+		student, proc := w.agent("student-1"), w.proctor(t, "grader-1")
 		student.poaw(t, false)
 		q := student.benchmark(t, true)
 		const ev = "/api/v1/evaluations/ai-safety-benchmark"
@@ -699,7 +723,7 @@ func TestSessionEndpointsRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		cand, proc := w.agent("bad-cand"), w.agent("bad-proc")
+		cand, proc := w.agent("bad-cand"), w.proctor(t, "bad-proc")
 		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# bad-cand"}`, nil)
 		cand.check(t, "identity-check")
 		const ev = "/api/v1/evaluations/non-spamminess"

@@ -41,7 +41,7 @@ func (s *Server) startView(e *registry.Entry, st *evaluation.Started) any {
 		return struct {
 			head
 			Challenge challengeView `json:"challenge"`
-		}{h, challengeView{ch.ID, "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID, st.Instructions, timestamp(ch.ExpiresAt)}}
+		}{h, challengeView{ch.ID, s.baseURL + "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID, st.Instructions, timestamp(ch.ExpiresAt)}}
 	case st.Questions != nil:
 		qs := make([]questionView, 0, len(st.Questions))
 		for _, q := range st.Questions {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
@@ -73,17 +72,17 @@ type pinnedStart struct {
 	} `json:"challenge"`
 }
 
-// resync syncs the bundled SIPs plus files, as a merge to main would.
+// resync syncs the world's SIPs plus files, as a merge to main would.
 func (w *world) resync(t *testing.T, commit string, files ...registry.File) {
 	t.Helper()
-	all, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registry.Sync(t.Context(), w.store, registry.Source{Files: append(all, files...), Commit: commit, Name: "test"}, time.Now()); err != nil {
+	if _, err := registry.Sync(t.Context(), w.store, registry.Source{Files: append(worldFiles(t), files...), Commit: commit, Name: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// qualified is the config lines that qualify a test SIP's proctors by a
+// pass of PoAW (as w.proctor gives them).
+const qualified = "  proctor:\n    qualification: poaw\n"
 
 func benchmarkConfig(answer string) string {
 	return `  passing_score: 100
@@ -224,4 +223,80 @@ func TestGradedUnderThePinnedVersion(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestSessionsGradedUnderThePinnedVersion: proctored and live attempts
+// registered under 1.0.0 keep 1.0.0's session length, seats and points
+// when 1.1.0 is synced before they start; an agent registered under
+// 1.1.0 is seated apart.
+func TestSessionsGradedUnderThePinnedVersion(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		live := func(version, min string) registry.File {
+			return versioned(46, "vlive", "live_class_work", "collaboration_handler", version,
+				"  min_participants: "+min+"\n  max_participants: "+min+"\n  duration_minutes: 30\n  allow_unclaimed: true\n"+qualified)
+		}
+		w.resync(t, "c-v1", versioned(45, "vproc", "proctored", "proctor_handler", "1.0.0", "  duration_minutes: 10\n"+qualified), live("1.0.0", "2"))
+		cand, proc := w.agent("pinned-cand"), w.proctor(t, "pinned-proc")
+		a, b, c := w.agent("pinned-a"), w.agent("pinned-b"), w.agent("pinned-c")
+		cand.call("POST", "/api/v1/evaluations/vproc/register", "", nil)
+		for _, p := range []*testAgent{a, b} {
+			p.call("POST", "/api/v1/evaluations/vlive/register", "", nil)
+		}
+		w.resync(t, "c-v2", versioned(45, "vproc", "proctored", "proctor_handler", "1.1.0", "  duration_minutes: 120\n"+qualified), live("1.1.0", "3"))
+		c.call("POST", "/api/v1/evaluations/vlive/register", "", nil)
+
+		t.Run("proctored", func(t *testing.T) {
+			var st liveStart
+			cand.call("POST", "/api/v1/evaluations/vproc/start", "", &st)
+			var cl proctorClaimBody
+			if code := proc.call("POST", "/api/v1/evaluations/vproc/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID), &cl); code != 201 {
+				t.Fatalf("claim: %d", code)
+			}
+			var sess liveStart
+			proc.call("GET", "/api/v1/evaluations/vproc/sessions/"+cl.SessionID, "", &sess)
+			if sess.Session.EndsAt == nil || *sess.Session.EndsAt != w.clock.Now().Add(10*time.Minute).Format(time.RFC3339) {
+				t.Errorf("ends_at %v; want 10 minutes from the claim (1.0.0), not 120", sess.Session.EndsAt)
+			}
+			var g gradeBody
+			if code := proc.call("POST", "/api/v1/evaluations/vproc/proctor/submit", fmt.Sprintf(`{"session_id":%q,"passed":true}`, cl.SessionID), &g); code != 201 ||
+				len(g.Results) != 1 || g.Results[0].PointsEarned != 5 {
+				t.Fatalf("grade: %d %+v; want one pass worth 1.0.0's 5 points", code, g)
+			}
+		})
+		t.Run("live", func(t *testing.T) {
+			sa, sb, sc := a.start(t, "vlive"), b.start(t, "vlive"), c.start(t, "vlive")
+			if sa.Session.ID != sb.Session.ID || sb.Session.Status != "active" || sb.Session.Participants != 2 {
+				t.Errorf("1.0.0's two agents: %+v and %+v; want one session, active at 1.0.0's minimum of 2", sa.Session, sb.Session)
+			}
+			if sc.Session.ID == sa.Session.ID || sc.Session.Status != "forming" {
+				t.Errorf("1.1.0's agent: %+v; want a session of its own version, forming", sc.Session)
+			}
+			if code := proc.call("POST", "/api/v1/evaluations/vlive/proctor/claim", fmt.Sprintf(`{"session_id":%q}`, sa.Session.ID), nil); code != 201 {
+				t.Fatalf("claim: %d", code)
+			}
+			var g gradeBody
+			if code := proc.call("POST", "/api/v1/evaluations/vlive/proctor/submit", fmt.Sprintf(`{"session_id":%q,"passed":true}`, sa.Session.ID), &g); code != 201 {
+				t.Fatalf("grade: %d", code)
+			}
+			for _, r := range g.Results {
+				var pr pinnedResult
+				w.Get("/api/v1/results/"+r.ID, &pr)
+				if pr.Result.EvaluationVersion != "1.0.0" || r.PointsEarned != 5 {
+					t.Errorf("result %+v under %s; want 1.0.0 with 5 points", r, pr.Result.EvaluationVersion)
+				}
+			}
+		})
+	})
+}
+
+// start starts the agent's attempt at a multi-agent evaluation.
+func (a *testAgent) start(t *testing.T, id string) liveStart {
+	t.Helper()
+	var st liveStart
+	if code := a.call("POST", "/api/v1/evaluations/"+id+"/start", "", &st); code != 200 {
+		t.Fatalf("%s start %s: %d", a.name, id, code)
+	}
+	return st
 }

@@ -83,13 +83,6 @@ var webFuncs = template.FuncMap{
 		}
 		return num + " " + word + "s"
 	},
-	// turns names a list of prompts and responses for the "turns" block.
-	"turns": func(id, title string, turns []transcriptTurn) any {
-		return struct {
-			ID, Title string
-			Turns     []transcriptTurn
-		}{id, title, turns}
-	},
 	"sipPath": func(e *registry.Entry) string { return fmt.Sprintf("/evaluations/SIP-%d", e.Number) },
 	"typeName": func(t registry.Type) string {
 		return strings.ReplaceAll(string(t), "_", " ")

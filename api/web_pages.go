@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -252,8 +251,10 @@ func (s *Server) agentProfile(c echo.Context) error {
 		return err
 	}
 	page := agentPage{pageBase: pageBase{Title: a.Name, Version: s.version}, A: a}
-	if page.Points, err = s.evals.AgentPoints(ctx, a.ID); err != nil {
-		return err
+	if a.ResultsPublic { // points decode into what it passed: private too
+		if page.Points, err = s.evals.AgentPoints(ctx, a.ID); err != nil {
+			return err
+		}
 	}
 	if a.ResultsPublic {
 		if page.Badges, err = s.badges(ctx, a); err != nil {
@@ -274,19 +275,15 @@ func (s *Server) agentProfile(c echo.Context) error {
 	return s.renderPage(c, http.StatusOK, "agent", page)
 }
 
-type transcriptTurn struct {
-	ID, Prompt, Response string
-}
-
 type resultPage struct {
 	pageBase
-	R            *evaluation.Result
-	Agent        *registry.Agent
-	E            *registry.Entry
-	Transcript   []transcriptTurn
-	Answers      []transcriptTurn
-	Conversation []conversationLine // a multi-agent session's messages
-	Feedback     string
+	R     *evaluation.Result
+	Agent *registry.Agent
+	E     *registry.Entry
+	// AnswersPrivate says the attempt has answers the page does not show.
+	AnswersPrivate bool
+	Conversation   []conversationLine // a multi-agent session's messages
+	Feedback       string
 }
 
 // conversationLine is one message of a session, with its sender's name.
@@ -298,6 +295,9 @@ type conversationLine struct {
 	At       time.Time
 }
 
+// pageMessages is how many messages of a session a page shows.
+const pageMessages = 500
+
 // conversation is a session's transcript for a page.
 func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conversationLine, error) {
 	ctx := c.Request().Context()
@@ -305,17 +305,30 @@ func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conve
 	if err != nil {
 		return nil, err
 	}
+	hidden, err := s.hiddenParticipants(ctx, ps, nil) // pages are public
+	if err != nil {
+		return nil, err
+	}
 	names := map[string]string{}
 	for _, p := range ps {
 		names[p.AgentID] = p.Name
+		if hidden[p.AgentID] {
+			names[p.AgentID] = evaluation.PrivateName
+		}
 	}
-	ms, err := s.sessions.Messages(ctx, sess.ID, 0, 1<<30)
+	// The page shows the first pageMessages messages; the API pages the
+	// rest, so a long session costs a page view one bounded read.
+	ms, err := s.sessions.Messages(ctx, sess.ID, 0, pageMessages)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]conversationLine, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: m.Content, At: m.CreatedAt})
+		content := m.Content
+		if hidden[m.SenderID] {
+			content = hiddenMessage
+		}
+		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: content, At: m.CreatedAt})
 	}
 	return out, nil
 }
@@ -360,48 +373,15 @@ func (s *Server) resultDetail(c echo.Context) error {
 			}
 		}
 	}
+	// A judged attempt's answers and responses are not on the public page:
+	// a passing agent's answers would be an answer key for anyone. The
+	// agent reads its own through the API.
 	if s.jobs != nil && page.Conversation == nil {
 		job, err := s.jobs.JobByRegistration(ctx, r.RegistrationID)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return err
 		}
-		if job != nil && len(job.Submission) > 0 {
-			page.Transcript, page.Answers = transcript(job.Submission, page.E)
-		}
+		page.AnswersPrivate = job != nil && len(job.Submission) > 0
 	}
 	return s.renderPage(c, http.StatusOK, "result", page)
-}
-
-// transcript reads a judged submission for display, next to the SIP's own
-// prompts and questions.
-func transcript(submission []byte, e *registry.Entry) (turns, answers []transcriptTurn) {
-	var sub struct {
-		Transcript []struct {
-			PromptID string `json:"prompt_id"`
-			Response string `json:"response"`
-		} `json:"transcript"`
-		Answers map[string]string `json:"answers"`
-	}
-	if json.Unmarshal(submission, &sub) != nil {
-		return nil, nil
-	}
-	prompts, questions := map[string]string{}, map[string]string{}
-	if e != nil && e.Config.Certification != nil {
-		for _, p := range e.Config.Certification.Prompts {
-			prompts[p.ID] = p.Description
-		}
-	}
-	if e != nil && e.Config.Benchmark != nil {
-		for _, q := range e.Config.Benchmark.Questions {
-			questions[q.ID] = q.Prompt
-		}
-	}
-	for _, t := range sub.Transcript {
-		turns = append(turns, transcriptTurn{ID: t.PromptID, Prompt: prompts[t.PromptID], Response: t.Response})
-	}
-	for id, a := range sub.Answers {
-		answers = append(answers, transcriptTurn{ID: id, Prompt: questions[id], Response: a})
-	}
-	sort.Slice(answers, func(i, j int) bool { return answers[i].ID < answers[j].ID })
-	return turns, answers
 }

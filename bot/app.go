@@ -19,13 +19,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 )
 
 // Store is what the App needs of the registry database.
 type Store interface {
 	registry.Store
-	registry.DeliveryStore
+	inbox.Store
 }
 
 // Config configures the App.
@@ -84,7 +85,7 @@ type App struct {
 	docs    docCache
 	// handleFn and reconcileFn are a.handle and a.Reconcile; tests
 	// replace them to reach the worker's failure paths.
-	handleFn    func(context.Context, *registry.Delivery) error
+	handleFn    func(context.Context, *inbox.Delivery) error
 	reconcileFn func(context.Context) error
 }
 

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -80,7 +81,8 @@ func TestPullRequestLifecycle(t *testing.T) {
 			return len(cs) == 1 && cs[0].Edits >= 1 && strings.Contains(cs[0].Body, "SIP validation: 1 error")
 		})
 
-		// 3. A second pull request claiming the same number: both report it.
+		// 3. A second pull request claiming the same number: the first,
+		// opened earlier, keeps it; the second is told so.
 		other := siptest.SIP(9, "another-nine", "draft")
 		h.gh.Push(h.repo, "other-9", map[string]string{other.Path: string(other.Content)})
 		pr2 := h.gh.OpenPull(h.repo, "other-9", "someone")
@@ -94,21 +96,19 @@ func TestPullRequestLifecycle(t *testing.T) {
 			return false
 		}
 		run2 := h.waitCheck(h.gh.HeadSHA(pr2), bot.ValidationCheck, "completed", "failure")
-		if !hasRule(run2, "number-collision") {
-			t.Errorf("the second pull request reports no collision: %v", run2.Annotations)
+		if !hasRule(run2, "number-collision") || !strings.Contains(fmt.Sprint(run2.Annotations), fmt.Sprintf("pull request #%d, opened earlier", pr.Number)) {
+			t.Errorf("the second pull request does not report the first's claim: %v", run2.Annotations)
 		}
-		eventually(t, "the collision on the first pull request", func() bool {
-			r := h.latest(head2, bot.ValidationCheck)
-			return r != nil && hasRule(r, "number-collision")
-		})
+		if r := h.latest(head2, bot.ValidationCheck); r == nil || hasRule(r, "number-collision") {
+			t.Errorf("the first pull request, which keeps the number, reports a collision: %+v", r)
+		}
 
-		// Fix the first, close the second: the first passes again.
+		// Fix the first: it passes while the second is still open.
 		h.gh.Push(h.repo, "add-sip-9", map[string]string{sip9.Path: string(sip9.Content) + "\nMore detail.\n"})
 		h.deliver("pull_request", newGUID(), h.pullEvent("synchronize", pr))
 		head3 := h.gh.HeadSHA(pr)
-		h.waitCheck(head3, bot.ValidationCheck, "completed", "failure") // still colliding
-		closePull(h, pr2)
 		h.waitCheck(head3, bot.ValidationCheck, "completed", "success")
+		closePull(h, pr2)
 
 		// 4. Approvals: the author's own does not count, nor a pending
 		// team member's; a maintainer's does.
@@ -130,7 +130,7 @@ func TestPullRequestLifecycle(t *testing.T) {
 		h.deliver("pull_request", newGUID(), h.pullEvent("synchronize", pr))
 		head4 := h.gh.HeadSHA(pr)
 		r := h.waitCheck(head4, bot.ApprovalCheck, "in_progress", "")
-		if !strings.Contains(r.Summary, "@editor: approved before the latest change to a SIP file") {
+		if !strings.Contains(r.Summary, "@editor: approved before the latest change to a SIP or governance file") {
 			t.Errorf("stale approval not explained:\n%s", r.Summary)
 		}
 		// A maintainer's request for changes blocks; their approval clears it.
@@ -168,4 +168,44 @@ func closePull(h *harness, p *githubtest.Pull) {
 	h.t.Helper()
 	h.gh.Close(h.repo, p)
 	h.deliver("pull_request", newGUID(), h.pullEvent("closed", p))
+}
+
+// TestApprovalCannotBeBypassedThroughASubfolder: after an approval, a push
+// that adds or edits a Markdown file in a subfolder of evaluations/ makes
+// the approval stale and fails validation (file-location), so it can
+// neither merge unreviewed nor reach the registry.
+func TestApprovalCannotBeBypassedThroughASubfolder(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t))
+		h.gh.SetTeam("octo-org/sip-editors", "editor", "active")
+		h.run()
+		sip12 := siptest.SIP(12, "twelve", "draft")
+		h.gh.Push(h.repo, "add-sip-12", map[string]string{sip12.Path: string(sip12.Content)})
+		pr := h.gh.OpenPull(h.repo, "add-sip-12", "author")
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pr))
+		head := h.gh.HeadSHA(pr)
+		h.waitCheck(head, bot.ValidationCheck, "completed", "success")
+		h.gh.AddReview(pr, "editor", "APPROVED")
+		h.deliver("pull_request_review", newGUID(), h.reviewEvent(pr, "editor", "approved"))
+		h.waitCheck(head, bot.ApprovalCheck, "completed", "success")
+
+		hidden := siptest.SIP(13, "hidden-thirteen", "active")
+		h.gh.Push(h.repo, "add-sip-12", map[string]string{"evaluations/extra/SIP-13.md": string(hidden.Content)})
+		h.deliver("pull_request", newGUID(), h.pullEvent("synchronize", pr))
+		head = h.gh.HeadSHA(pr)
+		run := h.waitCheck(head, bot.ValidationCheck, "completed", "failure")
+		found := false
+		for _, a := range run.Annotations {
+			if a["path"] == "evaluations/extra/SIP-13.md" && a["title"] == "file-location" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no file-location annotation on the subfolder file: %v", run.Annotations)
+		}
+		r := h.waitCheck(head, bot.ApprovalCheck, "in_progress", "")
+		if !strings.Contains(r.Summary, "@editor: approved before the latest change to a SIP or governance file") {
+			t.Errorf("the approval did not go stale:\n%s", r.Summary)
+		}
+	})
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path"
+	"slices"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -17,7 +17,7 @@ import (
 // branch, never from the pull request) and posts the "SIP approval" check
 // run: in progress while approvals are missing, failure when a maintainer
 // asked for changes or the policy file is invalid, success once approved.
-func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest) (*Decision, error) {
+func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, scope Scope) (*Decision, error) {
 	head := pr.GetHead().GetSHA()
 	policy, err := a.policy(ctx, gh, t)
 	var bad *policyError
@@ -34,11 +34,11 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 		return nil, err
 	}
 	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, dir: a.cfg.Dir, maintainer: map[string]bool{}, changed: map[string]bool{}}
-	d, err := Decide(policy, pr.GetUser().GetLogin(), reviews, j)
+	d, err := Decide(policy, pr.GetUser().GetLogin(), reviews, j, scope)
 	if err != nil {
 		return nil, err
 	}
-	c := checkResult{name: ApprovalCheck, title: d.title(), summary: d.explain() + policySummary(policy)}
+	c := checkResult{name: ApprovalCheck, title: d.title(), summary: d.explain() + policySummary(policy, scope)}
 	switch d.State {
 	case Approved:
 		c.conclusion = "success"
@@ -50,21 +50,35 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 	return &d, a.postCheck(ctx, gh, t, head, c)
 }
 
-func policySummary(p *Policy) string {
-	who := "the repository's admins and maintainers"
-	if len(p.Maintainers.Users)+len(p.Maintainers.Teams) > 0 {
-		var names []string
-		for _, u := range p.Maintainers.Users {
-			names = append(names, "@"+u)
-		}
-		for _, t := range p.Maintainers.Teams {
-			names = append(names, "@"+t)
-		}
-		who = strings.Join(names, ", ")
+func policySummary(p *Policy, scope Scope) string {
+	var rules []string
+	if scope.SIPs {
+		rules = append(rules, fmt.Sprintf("a change to SIPs needs %d approval(s) from %s", p.RequiredApprovals,
+			names(p.Maintainers, "the repository's admins and maintainers")))
 	}
-	return fmt.Sprintf("\nPolicy (`%s` on the default branch): %s approval(s) from %s; the author's own approval does not count; "+
-		"approvals given before the latest change to a SIP file do not count; a maintainer's request for changes blocks.\n",
-		PolicyPath, fmt.Sprint(p.RequiredApprovals), who)
+	if scope.Governance {
+		rules = append(rules, fmt.Sprintf("a change to a governance file (%s) needs an approval from %s",
+			"`"+strings.Join(GovernanceFiles, "`, `")+"`", names(p.Admins, "the repository's admins")))
+	}
+	return fmt.Sprintf("\nPolicy (`%s` on the default branch): %s; the author's own approval does not count; "+
+		"approvals given before the latest change to a SIP or governance file do not count; a request for changes by a reviewer whose approval would count blocks.\n",
+		PolicyPath, strings.Join(rules, "; "))
+}
+
+// names lists a group's members for people, or says who stands in for an
+// empty group.
+func names(g Group, fallback string) string {
+	if g.empty() {
+		return fallback
+	}
+	var out []string
+	for _, u := range g.Users {
+		out = append(out, "@"+u)
+	}
+	for _, t := range g.Teams {
+		out = append(out, "@"+t)
+	}
+	return strings.Join(out, ", ")
 }
 
 // policyError is an approval policy file that cannot be read.
@@ -137,13 +151,39 @@ func (j *githubJudge) IsMaintainer(user string, p *Policy) (bool, error) {
 	return v, err
 }
 
+func (j *githubJudge) IsAdmin(user string, p *Policy) (bool, error) {
+	key := "admin:" + strings.ToLower(user)
+	if v, ok := j.maintainer[key]; ok {
+		return v, nil
+	}
+	v, err := j.inGroup(user, p.Admins)
+	if err == nil && !v && p.Admins.empty() {
+		v, err = j.hasRole(user, "admin")
+	}
+	if err == nil {
+		j.maintainer[key] = v
+	}
+	return v, err
+}
+
 func (j *githubJudge) isMaintainer(user string, p *Policy) (bool, error) {
-	for _, u := range p.Maintainers.Users {
+	in, err := j.inGroup(user, p.Maintainers)
+	if err != nil || in || !p.Maintainers.empty() {
+		return in, err
+	}
+	// No maintainers listed: the repository's admins and maintainers.
+	return j.hasRole(user, "admin", "maintain")
+}
+
+// inGroup says whether user is one of g's users or an active member of
+// one of its teams.
+func (j *githubJudge) inGroup(user string, g Group) (bool, error) {
+	for _, u := range g.Users {
 		if strings.EqualFold(u, user) {
 			return true, nil
 		}
 	}
-	for _, team := range p.Maintainers.Teams {
+	for _, team := range g.Teams {
 		org, slug, _ := strings.Cut(team, "/")
 		m, resp, err := j.gh.Teams.GetTeamMembershipBySlug(j.ctx, org, slug, user)
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
@@ -156,10 +196,11 @@ func (j *githubJudge) isMaintainer(user string, p *Policy) (bool, error) {
 			return true, nil
 		}
 	}
-	if len(p.Maintainers.Users)+len(p.Maintainers.Teams) > 0 {
-		return false, nil
-	}
-	// No maintainers listed: the repository's admins and maintainers.
+	return false, nil
+}
+
+// hasRole says whether user has one of roles on the repository.
+func (j *githubJudge) hasRole(user string, roles ...string) (bool, error) {
 	pl, resp, err := j.gh.Repositories.GetPermissionLevel(j.ctx, j.t.Owner, j.t.Name, user)
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return false, nil
@@ -168,12 +209,15 @@ func (j *githubJudge) isMaintainer(user string, p *Policy) (bool, error) {
 		return false, fmt.Errorf("permission of %s: %w", user, err)
 	}
 	role := pl.GetUser().GetRoleName() // v62 collapses maintain into "write" in Permission
-	return role == "admin" || role == "maintain" || pl.GetPermission() == "admin", nil
+	if role == "" && pl.GetPermission() == "admin" {
+		role = "admin"
+	}
+	return slices.Contains(roles, role), nil
 }
 
-// SIPsChangedSince compares commit with the head: an approval of an older
-// commit still counts when no SIP file changed since.
-func (j *githubJudge) SIPsChangedSince(commit string) (bool, error) {
+// ReviewedChangedSince compares commit with the head: an approval of an
+// older commit still counts when no SIP or governance file changed since.
+func (j *githubJudge) ReviewedChangedSince(commit string) (bool, error) {
 	if commit == j.head {
 		return false, nil
 	}
@@ -191,7 +235,7 @@ func (j *githubJudge) SIPsChangedSince(commit string) (bool, error) {
 	changed := cmp.GetStatus() == "diverged" || cmp.GetStatus() == "behind"
 	for _, f := range cmp.Files {
 		for _, name := range []string{f.GetFilename(), f.GetPreviousFilename()} {
-			if name != "" && path.Dir(name) == j.dir && registry.IsSIPFile(name) {
+			if name != "" && (registry.Reads(j.dir, name) || IsGovernance(name)) {
 				changed = true
 			}
 		}

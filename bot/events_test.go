@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sipregistry/sip/bot"
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/bot/inbox"
 )
 
 // TestRerunAndEditedEvents: "Re-run" on the check posts a new run even
@@ -38,7 +38,7 @@ func TestRerunAndEditedEvents(t *testing.T) {
 		h.deliver("check_run", other, rerun)
 		eventually(t, "the other App's event handled", func() bool {
 			d, err := h.store.Delivery(t.Context(), other)
-			return err == nil && d.Status == registry.DeliveryDone
+			return err == nil && d.Status == inbox.Done
 		})
 		if n := len(h.gh.CheckRuns(head, bot.ValidationCheck)); n != 2 {
 			t.Errorf("%d validation runs after another App's re-run, want 2", n)
@@ -57,7 +57,7 @@ func TestRerunAndEditedEvents(t *testing.T) {
 		h.deliver("pull_request", guid, base)
 		eventually(t, "the retargeted pull request checked", func() bool {
 			d, err := h.store.Delivery(t.Context(), guid)
-			return err == nil && d.Status == registry.DeliveryDone
+			return err == nil && d.Status == inbox.Done
 		})
 	})
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -35,7 +35,7 @@ func TestDuplicateDeliveryIsProcessedOnce(t *testing.T) {
 		h.waitCheck(head, bot.ValidationCheck, "completed", "success")
 		eventually(t, "the delivery done", func() bool {
 			d, err := h.store.Delivery(t.Context(), guid)
-			return err == nil && d.Status == registry.DeliveryDone
+			return err == nil && d.Status == inbox.Done
 		})
 		if code := h.deliver("pull_request", guid, h.pullEvent("opened", pr)); code != http.StatusOK {
 			t.Errorf("the same delivery again: status %d, want 200", code)
@@ -44,7 +44,7 @@ func TestDuplicateDeliveryIsProcessedOnce(t *testing.T) {
 		h.deliver("pull_request", other, h.pullEvent("reopened", pr))
 		eventually(t, "the second delivery done", func() bool {
 			d, err := h.store.Delivery(t.Context(), other)
-			return err == nil && d.Status == registry.DeliveryDone
+			return err == nil && d.Status == inbox.Done
 		})
 		if runs := h.gh.CheckRuns(head, bot.ValidationCheck); len(runs) != 1 {
 			t.Errorf("%d validation runs, want 1", len(runs))
@@ -91,7 +91,7 @@ func TestGitHubFaults(t *testing.T) {
 				h.waitCheck(head, bot.ApprovalCheck, "in_progress", "")
 				eventually(t, "the delivery done", func() bool {
 					d, err := h.store.Delivery(t.Context(), guid)
-					return err == nil && d.Status == registry.DeliveryDone
+					return err == nil && d.Status == inbox.Done
 				})
 				d, _ := h.store.Delivery(t.Context(), guid)
 				if d.Attempts < 2 {
@@ -122,7 +122,7 @@ func TestDeadDeliveryIsRedeliveredByItsID(t *testing.T) {
 		h.deliver("pull_request", guid, event)
 		eventually(t, "the delivery dead", func() bool {
 			d, err := h.store.Delivery(t.Context(), guid)
-			return err == nil && d.Status == registry.DeliveryDead && strings.Contains(d.LastError, "503")
+			return err == nil && d.Status == inbox.Dead && strings.Contains(d.LastError, "503")
 		})
 		h.gh.Heal()
 		if code := h.deliver("pull_request", guid, event); code != 202 {
@@ -213,7 +213,7 @@ func TestInstallationEvents(t *testing.T) {
 		eventually(t, "the installation removed", func() bool {
 			rs, err := h.store.Repositories(ctx)
 			d, derr := h.store.Delivery(ctx, guid)
-			return err == nil && derr == nil && len(rs) == 0 && d.Status == registry.DeliveryDone
+			return err == nil && derr == nil && len(rs) == 0 && d.Status == inbox.Done
 		})
 	})
 }

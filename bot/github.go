@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -105,4 +106,14 @@ func (c *clients) gitToken(ctx context.Context, id int64) (string, error) {
 		return itr.Token(ctx)
 	}
 	return tok, nil
+}
+
+// uninstalled reports whether err says the App is no longer installed
+// where the work was meant to happen: GitHub refused to mint the
+// installation's token with 404. No retry can succeed, so the work is
+// given up at once instead of holding its key through every retry (the
+// uninstallation's own delivery shares that key).
+func uninstalled(err error) bool {
+	var he *ghinstallation.HTTPError
+	return errors.As(err, &he) && he.Response != nil && he.Response.StatusCode == http.StatusNotFound
 }

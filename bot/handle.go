@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/bot/inbox"
 )
 
 // Events the App queues for itself (their delivery ids start "sip:").
@@ -50,7 +49,7 @@ func targetOf(inst *github.Installation, repo *github.Repository) (target, error
 }
 
 // handle does the work of one delivery.
-func (a *App) handle(ctx context.Context, d *registry.Delivery) error {
+func (a *App) handle(ctx context.Context, d *inbox.Delivery) error {
 	if strings.HasPrefix(d.Event, "sip.") {
 		var t target
 		if err := json.Unmarshal(d.Payload, &t); err != nil {
@@ -157,7 +156,7 @@ func (a *App) enqueue(ctx context.Context, id, event, key string, t target) erro
 	if err != nil {
 		return err
 	}
-	_, _, err = a.store.EnqueueDelivery(ctx, &registry.Delivery{ID: id, Event: event, Key: key, Payload: payload, ReceivedAt: a.now().UTC()})
+	_, _, err = a.store.EnqueueDelivery(ctx, &inbox.Delivery{ID: id, Event: event, Key: key, Payload: payload, ReceivedAt: a.now().UTC()})
 	if err == nil {
 		a.notify()
 	}

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/bot"
@@ -244,4 +246,14 @@ func (h *harness) waitCheck(sha, name, status, conclusion string) *githubtest.Ch
 		return got != nil && got.Status == status && got.Conclusion == conclusion
 	})
 	return got
+}
+
+// metrics renders the App's collectors as /metrics would.
+func (h *harness) metrics() string {
+	h.t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(h.app.Collectors()...)
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
 }

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/bot/inbox"
 )
 
 // botMetrics are the App's Prometheus collectors: intake outcomes,
@@ -20,10 +19,11 @@ type botMetrics struct {
 	duration   *prometheus.HistogramVec
 	requests   *prometheus.CounterVec
 	rateRemain prometheus.Gauge
+	refused    prometheus.Gauge
 	inbox      *inboxCollector
 }
 
-func newBotMetrics(store registry.DeliveryStore) *botMetrics {
+func newBotMetrics(store inbox.Store) *botMetrics {
 	m := &botMetrics{
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sip_github_webhooks_total", Help: "Webhook deliveries received, by event and outcome (queued, duplicate, ignored, unauthorized, bad_request, too_large, error).",
@@ -41,13 +41,16 @@ func newBotMetrics(store registry.DeliveryStore) *botMetrics {
 		rateRemain: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sip_github_rate_limit_remaining", Help: "X-RateLimit-Remaining of GitHub's latest answer.",
 		}),
+		refused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sip_registry_sync_refused", Help: "1 while the registry is behind its default branch because this replica's latest sync of it was refused; 0 once a sync succeeds.",
+		}),
 	}
 	m.inbox = &inboxCollector{store: store}
 	return m
 }
 
 func (m *botMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.inbox}
+	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.refused, m.inbox}
 }
 
 func (m *botMetrics) webhook(event, outcome string) { m.webhooks.WithLabelValues(event, outcome).Inc() }
@@ -73,7 +76,7 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // inboxCollector reads the inbox's counts when /metrics is scraped.
-type inboxCollector struct{ store registry.DeliveryStore }
+type inboxCollector struct{ store inbox.Store }
 
 var (
 	inboxDesc  = prometheus.NewDesc("sip_github_inbox_deliveries", "Deliveries in the inbox, by status.", []string{"status"}, nil)

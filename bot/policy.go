@@ -15,16 +15,32 @@ import (
 // the default branch only: a pull request cannot change its own policy.
 const PolicyPath = ".github/sip.yml"
 
+// GovernanceFiles are the files that govern the App itself: a pull request
+// that adds, edits, renames or deletes one needs an admin's approval.
+var GovernanceFiles = []string{PolicyPath}
+
+// IsGovernance reports whether a repository path is a governance file.
+func IsGovernance(name string) bool { return slices.Contains(GovernanceFiles, name) }
+
+// Group is a set of people: GitHub logins and teams.
+type Group struct {
+	// Users are GitHub logins.
+	Users []string `yaml:"users"`
+	// Teams are "org/team-slug"; only active members count.
+	Teams []string `yaml:"teams"`
+}
+
+func (g Group) empty() bool { return len(g.Users)+len(g.Teams) == 0 }
+
 // Policy is a repository's approval policy for SIP pull requests.
 // Without maintainers (no file, or none listed), the repository's admins
-// and maintainers (by their role on it) are the maintainers.
+// and maintainers (by their role on it) are the maintainers; without
+// admins, the repository's admins are.
 type Policy struct {
-	Maintainers struct {
-		// Users are GitHub logins.
-		Users []string `yaml:"users"`
-		// Teams are "org/team-slug"; only active members count.
-		Teams []string `yaml:"teams"`
-	} `yaml:"maintainers"`
+	Maintainers Group `yaml:"maintainers"`
+	// Admins approve changes to the governance files (GovernanceFiles),
+	// one approval being enough; maintainers alone cannot.
+	Admins Group `yaml:"admins"`
 	// RequiredApprovals is how many maintainers must approve (default 1).
 	RequiredApprovals int `yaml:"required_approvals"`
 }
@@ -46,7 +62,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if p.RequiredApprovals < 0 {
 		return nil, fmt.Errorf("%s: required_approvals must be 1 or more, not %d", PolicyPath, p.RequiredApprovals)
 	}
-	for _, t := range p.Maintainers.Teams {
+	for _, t := range slices.Concat(p.Maintainers.Teams, p.Admins.Teams) {
 		if org, slug, ok := strings.Cut(t, "/"); !ok || org == "" || slug == "" || strings.Contains(slug, "/") {
 			return nil, fmt.Errorf("%s: team %q: write it as org/team-slug", PolicyPath, t)
 		}
@@ -70,13 +86,23 @@ const (
 	Blocked  = "blocked"
 )
 
+// Scope is what a pull request changes that the policy governs.
+type Scope struct {
+	SIPs       bool // SIP files (anything validation or sync reads)
+	Governance bool // governance files (GovernanceFiles)
+}
+
 // Decision is the policy's verdict, with the reasons a person needs.
 type Decision struct {
 	State     string
-	Required  int
+	Required  int      // maintainer approvals needed (0 when no SIP changed)
 	Approvers []string // maintainers whose approval counts
-	Blockers  []string // maintainers who requested changes
-	Ignored   []Ignored
+	// AdminRequired is 1 when a governance file changed; AdminApprovers
+	// are the admins whose approval counts.
+	AdminRequired  int
+	AdminApprovers []string
+	Blockers       []string // maintainers or admins who requested changes
+	Ignored        []Ignored
 }
 
 // Ignored is a review that did not count, and why.
@@ -89,18 +115,31 @@ type Ignored struct {
 type Judge interface {
 	// IsMaintainer says whether user is a maintainer under p.
 	IsMaintainer(user string, p *Policy) (bool, error)
-	// SIPsChangedSince says whether a SIP file changed between commit and
-	// the pull request's head.
-	SIPsChangedSince(commit string) (bool, error)
+	// IsAdmin says whether user is an admin under p.
+	IsAdmin(user string, p *Policy) (bool, error)
+	// ReviewedChangedSince says whether a SIP file or a governance file
+	// changed between commit and the pull request's head.
+	ReviewedChangedSince(commit string) (bool, error)
 }
+
+// staleReason is why an approval of an older commit does not count.
+const staleReason = "approved before the latest change to a SIP or governance file"
 
 // Decide applies a policy to a pull request's reviews. Each reviewer's
 // latest approving, change-requesting or dismissed review is theirs (a
 // comment changes nothing); the author's own approval and bots' never
-// count; an approval of a commit after which a SIP file changed is stale;
-// a maintainer's request for changes blocks.
-func Decide(p *Policy, author string, reviews []Review, j Judge) (Decision, error) {
-	d := Decision{Required: p.RequiredApprovals}
+// count; an approval of a commit after which a SIP or governance file
+// changed is stale; a request for changes by anyone whose approval would
+// count blocks. A change to SIPs needs RequiredApprovals maintainers; a
+// change to a governance file needs an admin; a change to both needs both.
+func Decide(p *Policy, author string, reviews []Review, j Judge, scope Scope) (Decision, error) {
+	d := Decision{}
+	if scope.SIPs {
+		d.Required = p.RequiredApprovals
+	}
+	if scope.Governance {
+		d.AdminRequired = 1
+	}
 	latest := map[string]Review{}
 	sort.SliceStable(reviews, func(a, b int) bool { return reviews[a].SubmittedAt.Before(reviews[b].SubmittedAt) })
 	for _, r := range reviews {
@@ -127,36 +166,60 @@ func Decide(p *Policy, author string, reviews []Review, j Judge) (Decision, erro
 			d.Ignored = append(d.Ignored, Ignored{r.User, "the author's own review does not count"})
 			continue
 		}
-		ok, err := j.IsMaintainer(r.User, p)
-		if err != nil {
-			return d, err
+		var maintainer, admin bool
+		var err error
+		if scope.SIPs {
+			if maintainer, err = j.IsMaintainer(r.User, p); err != nil {
+				return d, err
+			}
 		}
-		if !ok {
-			d.Ignored = append(d.Ignored, Ignored{r.User, "not a maintainer"})
+		if scope.Governance {
+			if admin, err = j.IsAdmin(r.User, p); err != nil {
+				return d, err
+			}
+		}
+		if !maintainer && !admin {
+			d.Ignored = append(d.Ignored, Ignored{r.User, notCounted(scope)})
 			continue
 		}
 		switch r.State {
 		case "changes_requested":
 			d.Blockers = append(d.Blockers, r.User)
 		case "approved":
-			stale, err := j.SIPsChangedSince(r.CommitID)
+			stale, err := j.ReviewedChangedSince(r.CommitID)
 			if err != nil {
 				return d, err
 			}
 			if stale {
-				d.Ignored = append(d.Ignored, Ignored{r.User, "approved before the latest change to a SIP file"})
+				d.Ignored = append(d.Ignored, Ignored{r.User, staleReason})
 				continue
 			}
-			d.Approvers = append(d.Approvers, r.User)
+			if maintainer {
+				d.Approvers = append(d.Approvers, r.User)
+			}
+			if admin {
+				d.AdminApprovers = append(d.AdminApprovers, r.User)
+			}
 		}
 	}
 	switch {
 	case len(d.Blockers) > 0:
 		d.State = Blocked
-	case len(d.Approvers) >= d.Required:
+	case len(d.Approvers) >= d.Required && len(d.AdminApprovers) >= d.AdminRequired:
 		d.State = Approved
 	default:
 		d.State = Pending
 	}
 	return d, nil
+}
+
+// notCounted says why a reviewer's review does not count under scope.
+func notCounted(scope Scope) string {
+	switch {
+	case scope.SIPs && scope.Governance:
+		return "neither a maintainer nor an admin"
+	case scope.Governance:
+		return "not an admin (a governance file changed)"
+	}
+	return "not a maintainer"
 }

@@ -22,6 +22,9 @@ func TestParsePolicy(t *testing.T) {
 		{"negative", "required_approvals: -1\n", 0, "1 or more"},
 		{"team without org", "maintainers:\n  teams: [editors]\n", 0, "org/team-slug"},
 		{"not yaml", "maintainers: [\n", 0, "sip.yml"},
+		{"admins", "admins:\n  users: [ada]\n  teams: [octo/owners]\n", 1, ""},
+		{"admin team without org", "admins:\n  teams: [owners]\n", 0, "org/team-slug"},
+		{"admins typo", "admin:\n  users: [ada]\n", 0, "field admin not found"},
 		{"wrong type", "required_approvals: two\n", 0, "cannot unmarshal"},
 	} {
 		p, err := ParsePolicy([]byte(tc.in))
@@ -39,62 +42,83 @@ func TestParsePolicy(t *testing.T) {
 
 // fakeJudge answers from maps.
 type fakeJudge struct {
-	maintainers map[string]bool
-	stale       map[string]bool // commit → a SIP file changed since
+	maintainers, admins map[string]bool
+	stale               map[string]bool // commit → a SIP or governance file changed since
 }
 
 func (j fakeJudge) IsMaintainer(user string, _ *Policy) (bool, error) {
 	return j.maintainers[user], nil
 }
-func (j fakeJudge) SIPsChangedSince(c string) (bool, error) { return j.stale[c], nil }
+func (j fakeJudge) IsAdmin(user string, _ *Policy) (bool, error) { return j.admins[user], nil }
+func (j fakeJudge) ReviewedChangedSince(c string) (bool, error)  { return j.stale[c], nil }
 
 func TestDecide(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	j := fakeJudge{maintainers: map[string]bool{"mia": true, "max": true, "author": true}, stale: map[string]bool{"old": true}}
+	j := fakeJudge{maintainers: map[string]bool{"mia": true, "max": true, "author": true}, admins: map[string]bool{"ada": true, "max": true},
+		stale: map[string]bool{"old": true}}
+	sips, gov, both := Scope{SIPs: true}, Scope{Governance: true}, Scope{SIPs: true, Governance: true}
 	one, two := &Policy{RequiredApprovals: 1}, &Policy{RequiredApprovals: 2}
 	for _, tc := range []struct {
 		name    string
 		policy  *Policy
 		reviews []Review
 		want    Decision
+		scope   Scope
 	}{
-		{"no reviews", one, nil, Decision{State: Pending, Required: 1}},
+		{"no reviews", one, nil, Decision{State: Pending, Required: 1}, sips},
 		{"a maintainer approves", one, []Review{{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Decision{State: Approved, Required: 1, Approvers: []string{"mia"}}},
+			Decision{State: Approved, Required: 1, Approvers: []string{"mia"}}, sips},
 		{"the author approves their own", one, []Review{{User: "Author", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"Author", "the author's own review does not count"}}}},
+			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"Author", "the author's own review does not count"}}}, sips},
 		{"a non-maintainer approves", one, []Review{{User: "nia", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"nia", "not a maintainer"}}}},
+			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"nia", "not a maintainer"}}}, sips},
 		{"a bot approves", one, []Review{{User: "helper[bot]", Bot: true, State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"helper[bot]", "bots do not count"}}}},
+			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"helper[bot]", "bots do not count"}}}, sips},
 		{"stale approval", one, []Review{{User: "mia", State: "approved", CommitID: "old", SubmittedAt: at(1)}},
-			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"mia", "approved before the latest change to a SIP file"}}}},
+			Decision{State: Pending, Required: 1, Ignored: []Ignored{{"mia", staleReason}}}, sips},
 		{"a comment after an approval keeps it", one, []Review{
 			{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)},
 			{User: "mia", State: "commented", CommitID: "head", SubmittedAt: at(2)}},
-			Decision{State: Approved, Required: 1, Approvers: []string{"mia"}}},
+			Decision{State: Approved, Required: 1, Approvers: []string{"mia"}}, sips},
 		{"a dismissed approval is gone", one, []Review{
 			{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)},
 			{User: "mia", State: "dismissed", CommitID: "head", SubmittedAt: at(2)}},
-			Decision{State: Pending, Required: 1}},
+			Decision{State: Pending, Required: 1}, sips},
 		{"changes requested block an approval", one, []Review{
 			{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)},
 			{User: "max", State: "changes_requested", CommitID: "head", SubmittedAt: at(2)}},
-			Decision{State: Blocked, Required: 1, Approvers: []string{"mia"}, Blockers: []string{"max"}}},
+			Decision{State: Blocked, Required: 1, Approvers: []string{"mia"}, Blockers: []string{"max"}}, sips},
 		{"the latest review of a reviewer counts", one, []Review{
 			{User: "max", State: "approved", CommitID: "head", SubmittedAt: at(3)},
 			{User: "max", State: "changes_requested", CommitID: "head", SubmittedAt: at(2)}},
-			Decision{State: Approved, Required: 1, Approvers: []string{"max"}}},
+			Decision{State: Approved, Required: 1, Approvers: []string{"max"}}, sips},
 		{"two required, one given", two, []Review{{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Decision{State: Pending, Required: 2, Approvers: []string{"mia"}}},
+			Decision{State: Pending, Required: 2, Approvers: []string{"mia"}}, sips},
 		{"two required, one of them a stranger", two, []Review{
 			{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)},
 			{User: "MAX", State: "approved", CommitID: "head", SubmittedAt: at(2)}},
-			Decision{State: Pending, Required: 2, Approvers: []string{"mia"}, Ignored: []Ignored{{"MAX", "not a maintainer"}}}},
+			Decision{State: Pending, Required: 2, Approvers: []string{"mia"}, Ignored: []Ignored{{"MAX", "not a maintainer"}}}, sips},
+		// Governance files: an admin's approval, and only that, counts.
+		{"policy change approved by a maintainer", one, []Review{{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Decision{State: Pending, AdminRequired: 1, Ignored: []Ignored{{"mia", "not an admin (a governance file changed)"}}}, gov},
+		{"policy change approved by an admin", one, []Review{{User: "ada", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Decision{State: Approved, AdminRequired: 1, AdminApprovers: []string{"ada"}}, gov},
+		{"policy approval gone stale", one, []Review{{User: "ada", State: "approved", CommitID: "old", SubmittedAt: at(1)}},
+			Decision{State: Pending, AdminRequired: 1, Ignored: []Ignored{{"ada", staleReason}}}, gov},
+		{"SIPs and policy: a maintainer is not enough", one, []Review{{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Decision{State: Pending, Required: 1, Approvers: []string{"mia"}, AdminRequired: 1}, both},
+		{"SIPs and policy: one who is both suffices", one, []Review{{User: "max", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Decision{State: Approved, Required: 1, Approvers: []string{"max"}, AdminRequired: 1, AdminApprovers: []string{"max"}}, both},
+		{"SIPs and policy: an admin blocks", one, []Review{
+			{User: "mia", State: "approved", CommitID: "head", SubmittedAt: at(1)},
+			{User: "ada", State: "changes_requested", CommitID: "head", SubmittedAt: at(2)}},
+			Decision{State: Blocked, Required: 1, Approvers: []string{"mia"}, AdminRequired: 1, Blockers: []string{"ada"}}, both},
+		{"SIPs and policy: a stranger", one, []Review{{User: "nia", State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Decision{State: Pending, Required: 1, AdminRequired: 1, Ignored: []Ignored{{"nia", "neither a maintainer nor an admin"}}}, both},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Decide(tc.policy, "author", tc.reviews, j)
+			got, err := Decide(tc.policy, "author", tc.reviews, j, tc.scope)
 			if err != nil {
 				t.Fatal(err)
 			}

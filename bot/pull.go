@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/http"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/google/go-github/v62/github"
@@ -44,50 +42,78 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 		t.CloneURL = pr.GetBase().GetRepo().GetCloneURL()
 	}
 	head := pr.GetHead().GetSHA()
+	// A pull request that changes no SIP and no governance file needs no
+	// git: both checks pass, so that branch protection can require them on
+	// every pull request.
+	touchesSIPs, governance, err := a.pullTouches(ctx, gh, t)
+	if err != nil {
+		return err
+	}
+	if !touchesSIPs && !governance {
+		if err := a.postCheck(ctx, gh, t, head, checkResult{name: ValidationCheck, conclusion: "success",
+			title: "No SIP file changed", summary: "This pull request changes no file under `" + a.cfg.Dir + "/` and no governance file."}); err != nil {
+			return err
+		}
+		return a.postCheck(ctx, gh, t, head, checkResult{name: ApprovalCheck, conclusion: "success",
+			title: "No SIP approval needed", summary: "This pull request changes no SIP and no governance file."})
+	}
+	// Validate what would merge now: the pull request's changes since its
+	// merge base applied to the base branch as it is now.
 	cmp, _, err := gh.Repositories.CompareCommits(ctx, t.Owner, t.Name, pr.GetBase().GetRef(), head, &github.ListOptions{PerPage: 1})
 	if err != nil {
 		return fmt.Errorf("%s: comparing with %s: %w", t, pr.GetBase().GetRef(), err)
 	}
-	base := cmp.GetMergeBaseCommit().GetSHA()
+	base, tip := cmp.GetMergeBaseCommit().GetSHA(), cmp.GetBaseCommit().GetSHA()
+	if tip == "" {
+		tip = base
+	}
 	token, err := a.gh.gitToken(ctx, t.Installation)
 	if err != nil {
 		return fmt.Errorf("%s: installation token: %w", t, err)
 	}
-	files, err := gitrev.Commits(ctx, t.CloneURL, token, a.cfg.Dir, base, head)
+	files, err := gitrev.Commits(ctx, t.CloneURL, token, a.cfg.Dir, base, tip, head)
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
-	baseFiles, headFiles := files[base], files[head]
-	ch := diffFiles(baseFiles, headFiles)
-	baseDocs, headDocs := a.docs.parse(baseFiles), a.docs.parse(headFiles)
+	ch := diffFiles(files[base], files[head])
+	merged, conflicts := registry.MergeFiles(files[base], files[tip], files[head])
+	tipDocs, mergedDocs := a.docs.parse(files[tip]), a.docs.parse(merged)
 
-	others, claimed, err := a.claimedElsewhere(ctx, gh, t, baseDocs)
+	others, claimed, err := a.claimedElsewhere(ctx, gh, t, tipDocs)
 	if err != nil {
 		return err
 	}
-	rep := &pullReport{Files: len(headFiles), Touched: ch.paths()}
-	rep.Problems = registry.Validate(headDocs, registry.Options{
-		Base: &registry.Snapshot{Name: "base " + short(base), Docs: baseDocs}, Claimed: claimed})
-	rep.Preview = previewOf(baseDocs, headDocs)
-
-	if len(rep.Touched) == 0 {
-		// Not a SIP pull request: both checks pass, so that branch
-		// protection can require them on every pull request.
-		rep.Problems = nil
-		if err := a.postCheck(ctx, gh, t, head, checkResult{name: ValidationCheck, conclusion: "success",
-			title: "No SIP file changed", summary: "This pull request changes no file under `" + a.cfg.Dir + "/`."}); err != nil {
+	rep := &pullReport{Files: len(merged), Touched: ch.paths(), Conflicts: conflicts, Branch: pr.GetBase().GetRef()}
+	rep.Problems = registry.Validate(mergedDocs, registry.Options{
+		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir})
+	rep.Preview = previewOf(tipDocs, mergedDocs)
+	scope := Scope{SIPs: touchesSIPs, Governance: governance}
+	vc := checkResult{name: ValidationCheck, conclusion: rep.conclusion(), title: rep.title(), summary: rep.summary(), annotations: rep.annotations()}
+	if !scope.SIPs {
+		vc = checkResult{name: ValidationCheck, conclusion: "success", title: "No SIP file changed",
+			summary: "This pull request changes a governance file and no file under `" + a.cfg.Dir + "/`; an admin approves it."}
+	}
+	if governance {
+		// The policy as this pull request would leave it must be readable:
+		// merging a broken one would block every later pull request.
+		perr, err := a.proposedPolicy(ctx, gh, t, head)
+		if err != nil {
 			return err
 		}
-		return a.postCheck(ctx, gh, t, head, checkResult{name: ApprovalCheck, conclusion: "success",
-			title: "No SIP approval needed", summary: "This pull request changes no SIP."})
+		if perr != nil {
+			vc.conclusion, vc.title = "failure", "Invalid approval policy"
+			vc.summary = fmt.Sprintf("`%s` as this pull request leaves it cannot be read: %s\n\n%s", PolicyPath, perr, vc.summary)
+		}
 	}
-	if err := a.postCheck(ctx, gh, t, head, checkResult{name: ValidationCheck, conclusion: rep.conclusion(),
-		title: rep.title(), summary: rep.summary(), annotations: rep.annotations()}); err != nil {
+	if err := a.postCheck(ctx, gh, t, head, vc); err != nil {
 		return err
 	}
-	decision, err := a.approve(ctx, gh, t, pr)
+	decision, err := a.approve(ctx, gh, t, pr, scope)
 	if err != nil {
 		return err
+	}
+	if !scope.SIPs {
+		return nil
 	}
 	if err := a.upsertComment(ctx, gh, t, commentBody(rep, decision)); err != nil {
 		return err
@@ -95,7 +121,7 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	if err := a.label(ctx, gh, t, pr, ch); err != nil {
 		return err
 	}
-	return a.recheckCollisions(ctx, t, head, headDocs, baseDocs, others)
+	return a.recheckCollisions(ctx, t, head, mergedDocs, tipDocs, others)
 }
 
 // pullClosed asks for a new check of the open pull requests whose numbers
@@ -171,6 +197,54 @@ func (c *docCache) parse(files []registry.File) []*registry.Document {
 	return out
 }
 
+// pullTouches says whether a pull request adds, edits, renames or deletes
+// a file that validation or sync reads, or a governance file. GitHub lists
+// at most 3,000 files of a pull request: one that long is taken to touch
+// both.
+func (a *App) pullTouches(ctx context.Context, gh *github.Client, t target) (sips, governance bool, err error) {
+	opts := &github.ListOptions{PerPage: 100}
+	n := 0
+	for {
+		files, resp, err := gh.PullRequests.ListFiles(ctx, t.Owner, t.Name, t.Number, opts)
+		if err != nil {
+			return false, false, fmt.Errorf("%s: listing files: %w", t, err)
+		}
+		for _, f := range files {
+			for _, name := range []string{f.GetFilename(), f.GetPreviousFilename()} {
+				sips = sips || name != "" && registry.Reads(a.cfg.Dir, name)
+				governance = governance || IsGovernance(name)
+			}
+		}
+		n += len(files)
+		if resp.NextPage == 0 {
+			if n >= 3000 {
+				return true, true, nil
+			}
+			return sips, governance, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// proposedPolicy reads the policy file at the pull request's head. It
+// returns why the file is invalid (nil when it is absent, meaning the
+// defaults, or valid), or err when GitHub could not be asked.
+func (a *App) proposedPolicy(ctx context.Context, gh *github.Client, t target, head string) (invalid, err error) {
+	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, PolicyPath, &github.RepositoryContentGetOptions{Ref: head})
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading %s at %s: %w", t, PolicyPath, short(head), err)
+	}
+	content, err := file.GetContent()
+	if err != nil {
+		return err, nil
+	}
+	_, invalid = ParsePolicy([]byte(content))
+	return invalid, nil
+}
+
 // openPull is another open pull request and the SIP numbers it adds.
 type openPull struct {
 	number  int
@@ -178,8 +252,9 @@ type openPull struct {
 	numbers []int
 }
 
-// claimedElsewhere lists the SIP numbers that the repository's other open
-// pull requests add (by file name), for the number-collision rule.
+// claimedElsewhere lists the repository's other open pull requests that
+// add SIPs, and the numbers that those opened before this one claim (by
+// file name), for the number-collision rule.
 func (a *App) claimedElsewhere(ctx context.Context, gh *github.Client, t target, baseDocs []*registry.Document) ([]openPull, map[int]string, error) {
 	inBase := map[int]bool{}
 	for _, d := range baseDocs {
@@ -191,7 +266,7 @@ func (a *App) claimedElsewhere(ctx context.Context, gh *github.Client, t target,
 	if err != nil {
 		return nil, nil, err
 	}
-	claimed := map[int]string{}
+	claimed := map[int]int{} // number → the earliest pull request claiming it
 	var others []openPull
 	for _, pr := range open {
 		if pr.GetNumber() == t.Number {
@@ -202,16 +277,24 @@ func (a *App) claimedElsewhere(ctx context.Context, gh *github.Client, t target,
 			return nil, nil, err
 		}
 		nums = slices.DeleteFunc(nums, func(n int) bool { return inBase[n] })
-		for _, n := range nums {
-			if _, ok := claimed[n]; !ok {
-				claimed[n] = fmt.Sprintf("pull request #%d", pr.GetNumber())
+		// First come keeps the number: only pull requests opened before
+		// this one (a lower number) hold a claim against it.
+		if pr.GetNumber() < t.Number {
+			for _, n := range nums {
+				if prev, ok := claimed[n]; !ok || prev > pr.GetNumber() {
+					claimed[n] = pr.GetNumber()
+				}
 			}
 		}
 		if len(nums) > 0 {
 			others = append(others, openPull{number: pr.GetNumber(), head: pr.GetHead().GetSHA(), numbers: nums})
 		}
 	}
-	return others, claimed, nil
+	who := make(map[int]string, len(claimed))
+	for n, pr := range claimed {
+		who[n] = fmt.Sprintf("pull request #%d", pr)
+	}
+	return others, who, nil
 }
 
 // recheckCollisions asks for a new check of each other pull request that
@@ -274,7 +357,7 @@ func (a *App) addedNumbers(ctx context.Context, gh *github.Client, t target, n i
 			if f.GetStatus() != "added" && f.GetStatus() != "renamed" && f.GetStatus() != "copied" {
 				continue
 			}
-			if num, ok := sipNumber(a.cfg.Dir, f.GetFilename()); ok {
+			if num, ok := registry.NumberOf(a.cfg.Dir, f.GetFilename()); ok {
 				nums = append(nums, num)
 			}
 		}
@@ -283,18 +366,6 @@ func (a *App) addedNumbers(ctx context.Context, gh *github.Client, t target, n i
 		}
 		opts.Page = resp.NextPage
 	}
-}
-
-// sipNumber reads N from DIR/SIP-N.md.
-func sipNumber(dir, name string) (int, bool) {
-	if path.Dir(name) != dir || !registry.IsSIPFile(name) {
-		return 0, false
-	}
-	var n int
-	if _, err := fmt.Sscanf(strings.TrimSuffix(path.Base(name), ".md"), "SIP-%d", &n); err != nil || registry.FileName(n) != path.Base(name) {
-		return 0, false
-	}
-	return n, true
 }
 
 func intersects(a, b []int) bool {

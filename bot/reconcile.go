@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -195,7 +196,7 @@ func (a *App) installationRepos(ctx context.Context, id int64, seen map[int64]bo
 		}
 		for _, r := range list.Repositories {
 			seen[r.GetID()] = true
-			repo := &registry.Repository{ID: r.GetID(), InstallationID: id, FullName: r.GetFullName(),
+			repo := &inbox.Repository{ID: r.GetID(), InstallationID: id, FullName: r.GetFullName(),
 				DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), UpdatedAt: a.now()}
 			if err := a.store.PutRepository(ctx, repo); err != nil {
 				return err
@@ -210,7 +211,7 @@ func (a *App) installationRepos(ctx context.Context, id int64, seen map[int64]bo
 
 // reconcileRepository queues a sync when the registry's repository moved
 // past the registry, and a check of each open pull request that has none.
-func (a *App) reconcileRepository(ctx context.Context, r *registry.Repository) error {
+func (a *App) reconcileRepository(ctx context.Context, r *inbox.Repository) error {
 	owner, name, _ := strings.Cut(r.FullName, "/")
 	t := target{Installation: r.InstallationID, RepoID: r.ID, Owner: owner, Name: name, CloneURL: r.CloneURL, DefaultBranch: r.DefaultBranch}
 	gh := a.gh.installation(r.InstallationID).client

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -15,6 +16,9 @@ import (
 const (
 	ValidationCheck = "SIP validation"
 	ApprovalCheck   = "SIP approval"
+	// SyncCheck is posted on each commit of the followed default branch:
+	// whether the registry took it.
+	SyncCheck = "SIP registry sync"
 )
 
 // Limits GitHub puts on what the App writes.
@@ -29,10 +33,14 @@ const commentMarker = "<!-- sip-bot:pull-request-report -->"
 
 // pullReport is what validating a pull request found.
 type pullReport struct {
-	Files    int      // SIP files at the head
+	Files    int      // SIP files as the pull request would merge
 	Touched  []string // SIP files the pull request adds, edits or removes
 	Problems []registry.Problem
 	Preview  preview
+	// Conflicts are SIP files that both the pull request and the base
+	// branch changed since they parted; Branch is the base branch.
+	Conflicts []string
+	Branch    string
 }
 
 // preview is what the registry will change when the pull request merges.
@@ -43,13 +51,16 @@ type preview struct {
 func (p preview) empty() bool { return len(p.Added)+len(p.Changed)+len(p.Deprecated) == 0 }
 
 func (r *pullReport) conclusion() string {
-	if errs, _ := registry.Count(r.Problems); errs > 0 {
+	if errs, _ := registry.Count(r.Problems); errs > 0 || len(r.Conflicts) > 0 {
 		return "failure"
 	}
 	return "success"
 }
 
 func (r *pullReport) title() string {
+	if len(r.Conflicts) > 0 {
+		return fmt.Sprintf("Merge conflict with %s in %s", r.Branch, plural(len(r.Conflicts), "SIP file"))
+	}
 	errs, warns := registry.Count(r.Problems)
 	if errs+warns == 0 {
 		return fmt.Sprintf("%s valid", plural(len(r.Touched), "changed SIP file"))
@@ -63,7 +74,15 @@ func (r *pullReport) title() string {
 func (r *pullReport) summary() string {
 	var b strings.Builder
 	errs, warns := registry.Count(r.Problems)
-	fmt.Fprintf(&b, "Checked %s (%s in this pull request): %s, %s.\n\n",
+	if len(r.Conflicts) > 0 {
+		fmt.Fprintf(&b, "This pull request and `%s` both changed these SIP files since they parted, differently; "+
+			"merge `%s` into the branch and resolve them, and the pull request is checked again:\n\n", r.Branch, r.Branch)
+		for _, p := range r.Conflicts {
+			fmt.Fprintf(&b, "- `%s`\n", p)
+		}
+		b.WriteString("\nThe files without a conflict were checked as they would merge:\n\n")
+	}
+	fmt.Fprintf(&b, "Checked %s as they would merge into the base branch now (%s in this pull request): %s, %s.\n\n",
 		plural(r.Files, "SIP file"), plural(len(r.Touched), "changed file"), plural(errs, "error"), plural(warns, "warning"))
 	if len(r.Problems) > 0 {
 		b.WriteString("| File | Line | Rule | Problem |\n|---|---|---|---|\n")
@@ -75,6 +94,10 @@ func (r *pullReport) summary() string {
 			fmt.Fprintf(&b, "| `%s` | %s | [`%s`](%s) | %s |\n", p.Path, line, p.Rule, ruleURL(p.Rule), cell(p.Message))
 		}
 		b.WriteString("\n")
+	}
+	if len(r.Conflicts) > 0 {
+		b.WriteString("### On merge\n\nNothing can merge until the conflicts are resolved.\n")
+		return truncate(b.String(), maxMarkdown)
 	}
 	b.WriteString("### On merge, the registry will\n\n")
 	if r.Preview.empty() {
@@ -95,6 +118,11 @@ func (r *pullReport) summary() string {
 // only on one-line annotations.
 func (r *pullReport) annotations() []*github.CheckRunAnnotation {
 	out := []*github.CheckRunAnnotation{}
+	for _, p := range r.Conflicts {
+		out = append(out, &github.CheckRunAnnotation{Path: github.String(p), StartLine: github.Int(1), EndLine: github.Int(1),
+			AnnotationLevel: github.String("failure"), Title: github.String("merge-conflict"),
+			Message: github.String("Both this pull request and " + r.Branch + " changed this file since they parted. Merge " + r.Branch + " into the branch and resolve it.")})
+	}
 	for _, p := range r.Problems {
 		if len(out) == maxAnnotations {
 			break
@@ -141,11 +169,19 @@ func (d *Decision) explain() string {
 	var b strings.Builder
 	switch d.State {
 	case Approved:
-		fmt.Fprintf(&b, "Approved by %s (%d required).\n", strings.Join(d.Approvers, ", "), d.Required)
+		by := slices.Compact(slices.Sorted(slices.Values(slices.Concat(d.Approvers, d.AdminApprovers))))
+		fmt.Fprintf(&b, "Approved by %s (%s).\n", strings.Join(by, ", "), d.needs())
 	case Blocked:
 		fmt.Fprintf(&b, "Changes requested by %s.\n", strings.Join(d.Blockers, ", "))
 	default:
-		fmt.Fprintf(&b, "%d of %d maintainer approvals.\n", len(d.Approvers), d.Required)
+		var have []string
+		if d.Required > 0 {
+			have = append(have, fmt.Sprintf("%d of %d maintainer approvals", len(d.Approvers), d.Required))
+		}
+		if d.AdminRequired > 0 {
+			have = append(have, fmt.Sprintf("%d of %d admin approvals (a governance file changed)", len(d.AdminApprovers), d.AdminRequired))
+		}
+		b.WriteString(strings.Join(have, "; ") + ".\n")
 	}
 	for _, i := range d.Ignored {
 		fmt.Fprintf(&b, "- @%s: %s\n", i.User, i.Reason)
@@ -153,14 +189,33 @@ func (d *Decision) explain() string {
 	return b.String()
 }
 
+// needs says what the decision required.
+func (d *Decision) needs() string {
+	var parts []string
+	if d.Required > 0 {
+		parts = append(parts, plural(d.Required, "maintainer approval")+" required")
+	}
+	if d.AdminRequired > 0 {
+		parts = append(parts, plural(d.AdminRequired, "admin approval")+" required for a governance file")
+	}
+	return strings.Join(parts, "; ")
+}
+
 func (d *Decision) title() string {
 	switch d.State {
 	case Approved:
 		return "Approved"
 	case Blocked:
-		return "Changes requested by a maintainer"
+		return "Changes requested by a reviewer"
 	}
-	return fmt.Sprintf("Waiting for %s", plural(d.Required-len(d.Approvers), "maintainer approval"))
+	var waiting []string
+	if n := d.Required - len(d.Approvers); n > 0 {
+		waiting = append(waiting, plural(n, "maintainer approval"))
+	}
+	if n := d.AdminRequired - len(d.AdminApprovers); n > 0 {
+		waiting = append(waiting, plural(n, "admin approval"))
+	}
+	return "Waiting for " + strings.Join(waiting, " and ")
 }
 
 func ruleURL(rule string) string {

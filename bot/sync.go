@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 )
@@ -26,10 +27,55 @@ func (a *App) push(ctx context.Context, e *github.PushEvent) error {
 	}
 	t := target{Installation: e.GetInstallation().GetID(), RepoID: repo.GetID(), Owner: owner, Name: repo.GetName(),
 		CloneURL: repo.GetCloneURL(), DefaultBranch: repo.GetDefaultBranch()}
-	if e.GetRef() != "refs/heads/"+t.DefaultBranch || e.GetDeleted() || !a.follows(t) {
+	if e.GetRef() != "refs/heads/"+t.DefaultBranch || e.GetDeleted() {
+		return nil
+	}
+	// What each open pull request would merge has changed: check them
+	// again, each through the inbox (deduplicated by the new commit).
+	if err := a.recheckOpenPulls(ctx, t, e.GetAfter()); err != nil {
+		return err
+	}
+	if !a.follows(t) {
 		return nil
 	}
 	return a.syncRegistry(ctx, t)
+}
+
+// maxRechecks bounds the open pull requests checked again when the
+// default branch moves; the oldest beyond it wait for their next event.
+const maxRechecks = 300
+
+// recheckOpenPulls queues a new check of every open pull request into the
+// default branch, newest first, at most maxRechecks. Each is one delivery
+// whose id names the pull request's head and the branch's new commit, so
+// a push delivered twice queues nothing twice, and work on one pull
+// request stays serialised with its own events; the inbox's metrics show
+// the queue. A pull request that touches no SIP or governance file costs
+// two GitHub requests and no git.
+func (a *App) recheckOpenPulls(ctx context.Context, t target, commit string) error {
+	gh := a.gh.installation(t.Installation).client
+	open, err := a.openPulls(ctx, gh, t)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, pr := range open {
+		if pr.GetBase().GetRef() != t.DefaultBranch {
+			continue
+		}
+		if n == maxRechecks {
+			a.log.Warn("too many open pull requests to recheck at once; the rest wait for their next event", "repository", t.fullName(), "rechecked", n)
+			break
+		}
+		n++
+		other := t
+		other.Number = pr.GetNumber()
+		id := fmt.Sprintf("sip:recheck:%d:%d@%s:%s@%s", t.RepoID, other.Number, pr.GetHead().GetSHA(), t.DefaultBranch, commit)
+		if err := a.enqueue(ctx, id, eventCheckPull, pullKey(t.RepoID, other.Number), other); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // follows says whether the registry follows a repository.
@@ -62,14 +108,68 @@ func (a *App) syncRegistry(ctx context.Context, t target) error {
 	var invalid *registry.ValidationError
 	if errors.As(err, &invalid) || errors.Is(err, registry.ErrEmptySource) {
 		// The default branch holds SIPs the registry refuses: another
-		// attempt reads the same commit. The next push is synced.
+		// attempt reads the same commit. Say so on GitHub, where the
+		// people who can fix it look; the next push is synced.
+		a.metrics.refused.Set(1)
+		if rerr := a.reportRefusal(ctx, t, src.Commit, err, invalid); rerr != nil {
+			return rerr
+		}
 		return permanent(fmt.Errorf("%s: %w", t, err))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
+	a.metrics.refused.Set(0)
 	a.log.Info("registry synced", "repository", t.fullName(), "commit", rep.Commit, "up_to_date", rep.UpToDate,
 		"added", len(rep.Added), "changed", len(rep.Changed), "deprecated", len(rep.Deprecated))
+	gh := a.gh.installation(t.Installation).client
+	return a.postCheck(ctx, gh, t, src.Commit, checkResult{name: SyncCheck, conclusion: "success", title: "Registry synced",
+		summary: fmt.Sprintf("The registry serves this commit: %d added, %d changed, %d deprecated.", len(rep.Added), len(rep.Changed), len(rep.Deprecated))})
+}
+
+// reportRefusal posts a failing sync check on the refused commit, with an
+// annotation on each problem, and comments on the pull requests that
+// brought the commit in.
+func (a *App) reportRefusal(ctx context.Context, t target, commit string, err error, invalid *registry.ValidationError) error {
+	gh := a.gh.installation(t.Installation).client
+	rep := &pullReport{}
+	title := "The registry refused this commit"
+	summary := fmt.Sprintf("The registry still serves the commit it synced before: `%s` at %s cannot be synced.\n\n", t.DefaultBranch, short(commit))
+	if invalid != nil {
+		rep.Problems = invalid.Problems
+		errs, _ := registry.Count(invalid.Problems)
+		title = fmt.Sprintf("The registry refused this commit: %s", plural(errs, "error"))
+		summary += rep.summary()
+	} else {
+		summary += err.Error() + "\n"
+	}
+	summary += "\nFix it with a pull request; the registry syncs the next push to `" + t.DefaultBranch + "`.\n"
+	if err := a.postCheck(ctx, gh, t, commit, checkResult{name: SyncCheck, conclusion: "failure", title: title, summary: truncate(summary, maxMarkdown),
+		annotations: rep.annotations()}); err != nil {
+		return err
+	}
+	pulls, _, perr := gh.PullRequests.ListPullRequestsWithCommit(ctx, t.Owner, t.Name, commit, &github.ListOptions{PerPage: 10})
+	if perr != nil {
+		return fmt.Errorf("%s: pull requests of %s: %w", t, short(commit), perr)
+	}
+	marker := "<!-- sip:sync-refused:" + commit + " -->"
+	body := marker + "\n" + fmt.Sprintf("⚠️ **The registry refused `%s` at %s**, after this pull request merged: %s. It still serves the commit before. "+
+		"The **%s** check on that commit lists the problems; fix them with a new pull request.", t.DefaultBranch, short(commit), strings.ToLower(title[:1])+title[1:], SyncCheck)
+	for _, pr := range pulls {
+		if !pr.GetMerged() && pr.GetMergeCommitSHA() != commit {
+			continue
+		}
+		said, err := a.hasComment(ctx, gh, t, pr.GetNumber(), marker)
+		if err != nil {
+			return err
+		}
+		if said {
+			continue // a retry, or a redelivery
+		}
+		if _, _, err := gh.Issues.CreateComment(ctx, t.Owner, t.Name, pr.GetNumber(), &github.IssueComment{Body: github.String(body)}); err != nil {
+			return fmt.Errorf("%s#%d: comment: %w", t.fullName(), pr.GetNumber(), err)
+		}
+	}
 	return nil
 }
 
@@ -123,7 +223,7 @@ func (a *App) addRepositories(ctx context.Context, installation int64, repos []*
 }
 
 func (a *App) putRepository(ctx context.Context, installation int64, r *github.Repository) error {
-	repo := &registry.Repository{ID: r.GetID(), InstallationID: installation, FullName: r.GetFullName(),
+	repo := &inbox.Repository{ID: r.GetID(), InstallationID: installation, FullName: r.GetFullName(),
 		DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), UpdatedAt: a.now()}
 	if err := a.store.PutRepository(ctx, repo); err != nil {
 		return err
@@ -134,4 +234,24 @@ func (a *App) putRepository(ctx context.Context, installation int64, r *github.R
 		return a.enqueue(ctx, fmt.Sprintf("sip:sync:%d:installed:%d", t.RepoID, a.now().Unix()), eventSync, fmt.Sprintf("repo:%d/push", t.RepoID), t)
 	}
 	return nil
+}
+
+// hasComment says whether a pull request has a comment containing marker.
+func (a *App) hasComment(ctx context.Context, gh *github.Client, t target, number int, marker string) (bool, error) {
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := gh.Issues.ListComments(ctx, t.Owner, t.Name, number, opts)
+		if err != nil {
+			return false, fmt.Errorf("%s#%d: listing comments: %w", t.fullName(), number, err)
+		}
+		for _, c := range cs {
+			if strings.Contains(c.GetBody(), marker) {
+				return true, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return false, nil
+		}
+		opts.Page = resp.NextPage
+	}
 }

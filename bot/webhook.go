@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/labstack/echo/v4"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -134,7 +135,7 @@ func (a *App) Webhook(c echo.Context) error {
 		a.metrics.webhook(event, "ignored")
 		return c.JSON(http.StatusAccepted, map[string]string{"delivery": id, "status": "ignored"})
 	}
-	status, _, err := a.store.EnqueueDelivery(r.Context(), &registry.Delivery{ID: id, Event: event, Action: env.Action,
+	status, _, err := a.store.EnqueueDelivery(r.Context(), &inbox.Delivery{ID: id, Event: event, Action: env.Action,
 		Key: env.key(event), Payload: body, ReceivedAt: a.now().UTC()})
 	if err != nil {
 		// 503: GitHub records a failed delivery, which reconciliation
@@ -143,7 +144,7 @@ func (a *App) Webhook(c echo.Context) error {
 		a.log.Error("cannot store a webhook delivery", "delivery", id, "event", event, "err", err)
 		return fmt.Errorf("storing the delivery: %v: %w", err, registry.ErrUnavailable)
 	}
-	if status == registry.DeliveryDone {
+	if status == inbox.Done {
 		a.metrics.webhook(event, "duplicate")
 		return c.JSON(http.StatusOK, map[string]string{"delivery": id, "status": "duplicate"})
 	}

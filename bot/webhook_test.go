@@ -14,7 +14,7 @@ import (
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/bot"
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/bot/inbox"
 )
 
 func TestNewRefusesAnEmptySecret(t *testing.T) {
@@ -179,7 +179,7 @@ func TestConcurrentDuplicateDeliveries(t *testing.T) {
 		if err != nil || st.Pending != 1 {
 			t.Errorf("stats = %+v, %v; want one pending delivery", st, err)
 		}
-		if d, err := h.store.Delivery(t.Context(), guid); err != nil || d.Status != registry.DeliveryPending || d.Key == "" {
+		if d, err := h.store.Delivery(t.Context(), guid); err != nil || d.Status != inbox.Pending || d.Key == "" {
 			t.Errorf("delivery = %+v, %v", d, err)
 		}
 	})

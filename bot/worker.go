@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -48,7 +49,7 @@ func (a *App) work(ctx context.Context) {
 
 // process runs one delivery and records the outcome. Shutting down does
 // not cut it short: it gets until its lease ends.
-func (a *App) process(ctx context.Context, d *registry.Delivery) {
+func (a *App) process(ctx context.Context, d *inbox.Delivery) {
 	start := time.Now()
 	log := a.log.With("delivery", d.ID, "event", d.Event, "action", d.Action, "attempt", d.Attempts)
 	workCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.Lease-time.Second)
@@ -59,6 +60,9 @@ func (a *App) process(ctx context.Context, d *registry.Delivery) {
 	defer cancelStore()
 	now := a.now()
 	var perm *permanentError
+	if err != nil && uninstalled(err) {
+		err = permanent(fmt.Errorf("the App is no longer installed: %w", err))
+	}
 	switch {
 	case err == nil:
 		a.metrics.processed.WithLabelValues(d.Event, "done").Inc()
@@ -81,7 +85,7 @@ func (a *App) process(ctx context.Context, d *registry.Delivery) {
 }
 
 // safeHandle turns a panic into a failed attempt with its stack.
-func (a *App) safeHandle(ctx context.Context, d *registry.Delivery) (err error) {
+func (a *App) safeHandle(ctx context.Context, d *inbox.Delivery) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.metrics.processed.WithLabelValues(d.Event, "panic").Inc()

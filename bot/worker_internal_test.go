@@ -6,13 +6,17 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bradleyfalzon/ghinstallation/v2"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
 
@@ -27,14 +31,14 @@ func TestPanicIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
-	a.handleFn = func(ctx context.Context, d *registry.Delivery) error {
+	a.handleFn = func(ctx context.Context, d *inbox.Delivery) error {
 		if calls.Add(1) == 1 {
 			panic("boom")
 		}
 		return nil
 	}
 	a.reconcileFn = func(context.Context) error { return nil }
-	if _, _, err := st.EnqueueDelivery(t.Context(), &registry.Delivery{ID: "d1", Event: "push", Payload: []byte(`{}`), ReceivedAt: time.Now()}); err != nil {
+	if _, _, err := st.EnqueueDelivery(t.Context(), &inbox.Delivery{ID: "d1", Event: "push", Payload: []byte(`{}`), ReceivedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -44,7 +48,7 @@ func TestPanicIsRecovered(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		d, err := st.Delivery(t.Context(), "d1")
-		if err == nil && d.Status == registry.DeliveryDone {
+		if err == nil && d.Status == inbox.Done {
 			if d.Attempts != 2 {
 				t.Errorf("attempts = %d, want 2", d.Attempts)
 			}
@@ -67,4 +71,25 @@ func testKey(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+}
+
+// TestUninstalledIsGivenUpAtOnce: GitHub refusing an installation's token
+// with 404 means the App was uninstalled; no retry can help.
+func TestUninstalledIsGivenUpAtOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"token refused with 404", fmt.Errorf("sync: %w", &ghinstallation.HTTPError{Response: &http.Response{StatusCode: http.StatusNotFound}}), true},
+		{"token endpoint failing", fmt.Errorf("sync: %w", &ghinstallation.HTTPError{Response: &http.Response{StatusCode: http.StatusBadGateway}}), false},
+		{"no response", &ghinstallation.HTTPError{}, false},
+		{"another error", errors.New("boom"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := uninstalled(tt.err); got != tt.want {
+				t.Errorf("uninstalled(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
 }

@@ -85,6 +85,24 @@ type AgentStore interface {
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*Agent, error)
 	// AgentNames maps agent ids to names; unknown ids are left out.
 	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
+	// RotateKey replaces the API key of the agent with id, if its key id
+	// is still oldKeyID. Returns ErrConflict when it is not (another
+	// rotation got there first), ErrNotFound for an unknown agent.
+	RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (*Agent, error)
+}
+
+// NewAPIKey makes an API key from crypto/rand: its public id, the hash the
+// store keeps, and the key itself, shown once.
+func NewAPIKey() (keyID, keyHash, apiKey string, err error) {
+	if keyID, err = RandomHex(6); err != nil {
+		return "", "", "", err
+	}
+	secret, err := randomToken(32)
+	if err != nil {
+		return "", "", "", err
+	}
+	apiKey = "sip_" + keyID + "_" + secret
+	return keyID, HashSecret(apiKey), apiKey, nil
 }
 
 // Credentials are what a newly registered agent is shown once.
@@ -107,11 +125,7 @@ func NewAgent(name, description string, now time.Time) (*Agent, Credentials, err
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	keyID, err := RandomHex(6)
-	if err != nil {
-		return nil, Credentials{}, err
-	}
-	secret, err := randomToken(32)
+	keyID, keyHash, apiKey, err := NewAPIKey()
 	if err != nil {
 		return nil, Credentials{}, err
 	}
@@ -123,10 +137,10 @@ func NewAgent(name, description string, now time.Time) (*Agent, Credentials, err
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	c := Credentials{APIKey: "sip_" + keyID + "_" + secret, ClaimToken: "claim_" + claim, VerificationCode: code}
+	c := Credentials{APIKey: apiKey, ClaimToken: "claim_" + claim, VerificationCode: code}
 	a := &Agent{
 		ID: "agt_" + id, Name: name, Description: description, ResultsPublic: true, CreatedAt: now.UTC(),
-		KeyID: keyID, KeyHash: HashSecret(c.APIKey), ClaimTokenHash: HashSecret(c.ClaimToken), VerificationCode: code,
+		KeyID: keyID, KeyHash: keyHash, ClaimTokenHash: HashSecret(c.ClaimToken), VerificationCode: code,
 	}
 	return a, c, nil
 }

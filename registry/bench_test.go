@@ -169,3 +169,13 @@ func BenchmarkRatioToFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkValidateSameNumber validates 3,000 files that all declare one
+// number and one id (a pull request may carry that many).
+func BenchmarkValidateSameNumber(b *testing.B) {
+	files := sameNumber(3000)
+	b.ReportAllocs()
+	for b.Loop() {
+		registry.Validate(registry.ParseFiles(files), registry.Options{Dir: "evaluations"})
+	}
+}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,9 @@ const (
 )
 
 var messageRoles = []string{"system", "user", "assistant"}
+
+// agentIDRE is an agent id as NewAgent makes it.
+var agentIDRE = regexp.MustCompile(`^agt_[0-9a-f]{16}$`)
 
 // req returns the value of a key the handler requires, reporting
 // config-invalid when it is missing.
@@ -174,10 +178,45 @@ func decodePoAW(d *decoder, cfg *object, _ *yaml.Node, out *Config, _ Span) {
 	out.PoAW = c
 }
 
-func decodeProctor(d *decoder, cfg *object, _ *yaml.Node, _ *Config, _ Span) {
+func decodeProctor(d *decoder, cfg *object, _ *yaml.Node, out *Config, _ Span) {
+	c := &ProctorConfig{DurationMinutes: DefaultProctorMinutes}
 	if cfg != nil {
-		cfg.optStr("instructions")
+		c.Instructions = cfg.optStr("instructions")
+		c.DurationMinutes = cfg.intIn("duration_minutes", 1, 7*24*60, DefaultProctorMinutes, false)
 	}
+	out.Proctor = c
+	out.Proctoring = decodeProctoring(d, cfg)
+}
+
+// decodeProctoring reads who may proctor: config.proctor (qualification,
+// proctors) and config.min_messages.
+func decodeProctoring(d *decoder, cfg *object) *ProctoringConfig {
+	p := &ProctoringConfig{}
+	if cfg == nil {
+		return p
+	}
+	p.MinMessages = cfg.intIn("min_messages", 0, 1000, 0, false)
+	v := cfg.get("proctor")
+	if v == nil {
+		return p
+	}
+	o, ok := d.object(v, cfg.field("proctor"), 3)
+	if !ok {
+		return p
+	}
+	o.unknown([]string{"qualification", "proctors"}, SeverityWarning)
+	p.Qualification = strings.TrimSpace(o.optStr("qualification"))
+	if v := o.get("proctors"); v != nil {
+		for i, id := range o.strings("proctors", false) {
+			if !agentIDRE.MatchString(id) {
+				d.ps.errorf("config-invalid", d.span(v), "Name each proctor by its agent id (agt_ and 16 hex digits; GET /api/v1/agents/{name} shows it): a name not yet taken could be registered by anyone.",
+					"%s is not an agent id: %q", o.field("proctors").item(i), id)
+				continue
+			}
+			p.Proctors = append(p.Proctors, id)
+		}
+	}
+	return p
 }
 
 func decodeCollaboration(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span) {
@@ -201,12 +240,19 @@ func decodeCollaboration(d *decoder, cfg *object, _ *yaml.Node, out *Config, at 
 	}
 	c.DurationMinutes = cfg.intIn("duration_minutes", 1, 7*24*60, 0, true)
 	if v := cfg.get("shared_grade"); v != nil {
-		if b, ok := d.boolean(v, cfg.field("shared_grade")); ok {
-			c.SharedGrade = b
+		if b, ok := d.boolean(v, cfg.field("shared_grade")); ok && !b {
+			// A session takes one grade, which every participant shares;
+			// accepting false would promise grades nobody gives.
+			d.ps.errorf("config-invalid", d.span(v), "Remove shared_grade (it defaults to true), or run one session per agent with proctor_handler.",
+				"config.shared_grade: false is not supported: a live session's proctor gives one grade that every participant shares")
 		}
 	}
 	c.Problem = cfg.optStr("problem")
+	if v := cfg.get("allow_unclaimed"); v != nil {
+		c.AllowUnclaimed, _ = d.boolean(v, cfg.field("allow_unclaimed"))
+	}
 	out.Collaboration = c
+	out.Proctoring = decodeProctoring(d, cfg)
 }
 
 func decodeBenchmark(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span) {
@@ -255,6 +301,7 @@ func decodeBenchmark(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span
 	c.PassingScore = cfg.numberIn("passing_score", 0, 100, 0, false, true)
 	c.TimeLimitMinutes = cfg.intIn("time_limit_minutes", 1, 24*60, DefaultBenchmarkTimeLimitMins, false)
 	out.Benchmark = c
+	out.Proctoring = decodeProctoring(d, cfg)
 }
 
 func decodeCertification(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span) {

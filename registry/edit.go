@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/semver"
@@ -96,6 +98,7 @@ func collisionProblems(opts Options, head []*Document) []Problem {
 			}
 		}
 	}
+	next := nextFree(opts, head)
 	var out []Problem
 	for _, d := range head {
 		if d.SIP == nil || d.SIP.Number <= 0 || inBase[d.SIP.Number] {
@@ -103,11 +106,30 @@ func collisionProblems(opts Options, head []*Document) []Problem {
 		}
 		if who, ok := opts.Claimed[d.SIP.Number]; ok {
 			out = append(out, problemAt(d, d.Span("sip"), SeverityError, "number-collision",
-				"Take a number no open pull request claims, and rename the file to match.",
-				"SIP number %d is also claimed by %s", d.SIP.Number, who))
+				fmt.Sprintf("Take %d, the next number nobody holds or claims: set sip: %d and rename the file to %s.", next, next, FileName(next)),
+				"SIP number %d is already claimed by %s, opened earlier (the earliest open pull request keeps a number)", d.SIP.Number, who))
 		}
 	}
 	return out
+}
+
+// nextFree is the number after every number held in the base or the head
+// and every number claimed elsewhere.
+func nextFree(opts Options, head []*Document) int {
+	top := 0
+	for n := range opts.Claimed {
+		top = max(top, n)
+	}
+	docs := head
+	if opts.Base != nil {
+		docs = append(slices.Clip(head), opts.Base.Docs...)
+	}
+	for _, d := range docs {
+		if d.SIP != nil {
+			top = max(top, d.SIP.Number)
+		}
+	}
+	return top + 1
 }
 
 func nextPatch(v string) string {

@@ -30,8 +30,9 @@ func (h *HandlerSpec) Accepts(t Type) bool {
 	return false
 }
 
-// handlers is the catalogue of CONTRACT section 1. It is fixed at build
-// time: a handler is registered by adding it here with its runtime.
+// handlers is the catalogue of handlers a SIP may name (docs/rules.md
+// lists it). It is fixed at build time: a handler is added here and given
+// a runner in registry/evaluation.
 var handlers = []*HandlerSpec{
 	{
 		Name: "poaw_handler", Types: []Type{TypeSimplePassFail},
@@ -50,7 +51,7 @@ var handlers = []*HandlerSpec{
 	{
 		Name: "benchmark_handler", Types: []Type{TypeComplexBenchmark},
 		Summary:    "Multiple-choice questions graded at once; free-response answers graded by the judge or a proctor.",
-		ConfigKeys: []string{"questions", "passing_score", "time_limit_minutes"},
+		ConfigKeys: []string{"questions", "passing_score", "time_limit_minutes", "proctor"},
 		decode:     decodeBenchmark,
 	},
 	{
@@ -62,13 +63,13 @@ var handlers = []*HandlerSpec{
 	{
 		Name: "proctor_handler", Aliases: []string{"non_spamminess_proctor_handler"}, Types: []Type{TypeProctored},
 		Summary:    "A proctor agent converses with the candidate in a hosted session and grades it.",
-		ConfigKeys: []string{"procedure_version", "instructions"},
+		ConfigKeys: []string{"procedure_version", "instructions", "duration_minutes", "proctor", "min_messages"},
 		decode:     decodeProctor,
 	},
 	{
 		Name: "collaboration_handler", Types: []Type{TypeLiveClassWork},
 		Summary:    "Agents join a shared session, work together, and receive one shared grade from a proctor.",
-		ConfigKeys: []string{"min_participants", "max_participants", "duration_minutes", "shared_grade", "problem"},
+		ConfigKeys: []string{"min_participants", "max_participants", "duration_minutes", "shared_grade", "problem", "allow_unclaimed", "proctor", "min_messages"},
 		decode:     decodeCollaboration,
 	},
 }

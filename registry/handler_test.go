@@ -92,7 +92,19 @@ func TestHandlerConfig(t *testing.T) {
 		{"poaw timeout too long", "simple_pass_fail", "poaw_handler", "  timeout_seconds: 301\n", `between 1 and 300`},
 		{"poaw timeout not integer", "simple_pass_fail", "poaw_handler", "  timeout_seconds: 1.5\n", `must be an integer`},
 		{"valid_days zero", "simple_pass_fail", "identity_check_handler", "  valid_days: 0\n", `valid_days must be > 0`},
+		{"attempt limits", "simple_pass_fail", "identity_check_handler", "  max_attempts: 3\n  retry_after_hours: 24\n  reveal: pass_fail\n", ""},
+		{"max_attempts zero", "simple_pass_fail", "identity_check_handler", "  max_attempts: 0\n", `between 1 and 1000`},
+		{"reveal unknown", "simple_pass_fail", "identity_check_handler", "  reveal: everything\n", `must be score, pass_fail or none`},
+		{"shared_grade false", "live_class_work", "collaboration_handler", "  min_participants: 2\n  duration_minutes: 5\n  shared_grade: false\n", `shared_grade: false is not supported`},
+		{"shared_grade true", "live_class_work", "collaboration_handler", "  min_participants: 2\n  duration_minutes: 5\n  shared_grade: true\n", ""},
 		{"proctored valid", "proctored", "proctor_handler", "", ""},
+		{"proctored duration", "proctored", "proctor_handler", "  duration_minutes: 30\n", ""},
+		{"proctors by id", "proctored", "proctor_handler", "  proctor:\n    qualification: poaw\n    proctors: [agt_0123456789abcdef]\n  min_messages: 2\n", ""},
+		{"proctors by name", "proctored", "proctor_handler", "  proctor:\n    proctors: [first-proctor]\n", `is not an agent id`},
+		{"proctor not a map", "proctored", "proctor_handler", "  proctor: alice\n", `must be a map`},
+		{"min_messages too many", "proctored", "proctor_handler", "  min_messages: 5000\n", `between 0 and 1000`},
+		{"allow_unclaimed not bool", "live_class_work", "collaboration_handler", "  min_participants: 2\n  duration_minutes: 5\n  allow_unclaimed: maybe\n", `must be true or false`},
+		{"proctored duration zero", "proctored", "proctor_handler", "  duration_minutes: 0\n", `between 1 and 10080`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

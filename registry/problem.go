@@ -23,7 +23,7 @@ type Span struct {
 	EndLine int
 }
 
-// Problem is one thing wrong with a SIP, in the shape of CONTRACT section 2.
+// Problem is one thing wrong with a SIP, in the shape docs/rules.md describes.
 type Problem struct {
 	Path     string   `json:"path"`
 	Line     int      `json:"line"`

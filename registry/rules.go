@@ -79,6 +79,9 @@ var Rules = []Rule{
 	{"body-empty", SeverityWarning, ScopeFile,
 		"The Markdown body after the frontmatter describes the evaluation.",
 		"Write at least a heading and a paragraph describing what the evaluation tests."},
+	{"file-location", SeverityError, ScopeRepository,
+		"A SIP lives directly in the SIP folder (`evaluations/SIP-<N>.md`); no Markdown file in a subfolder is read as a SIP.",
+		"Move the file up to `evaluations/SIP-<N>.md`, or out of the SIP folder."},
 	{"file-name-mismatch", SeverityError, ScopeRepository,
 		"The file is named `SIP-<sip>.md` after its own number.",
 		"Rename the file to match `sip`, or correct `sip`."},
@@ -119,8 +122,8 @@ var Rules = []Rule{
 		"A merged SIP file is never deleted.",
 		"Restore the file and set `status: deprecated` instead."},
 	{"number-collision", SeverityError, ScopeEdit,
-		"A new SIP's number is not claimed by another open pull request.",
-		"Take the next number that no open pull request claims."},
+		"A new SIP's number is not claimed by an open pull request opened earlier: of the pull requests that claim one number, the earliest keeps it.",
+		"Take the next free number, which the message names, and rename the file to match."},
 }
 
 // RuleByID returns the rule with the given id.

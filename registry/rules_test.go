@@ -83,7 +83,7 @@ func (ex example) fixed() map[string][]byte {
 }
 
 func validateFiles(files, base map[string][]byte, claimed map[int]string) []registry.Problem {
-	opts := registry.Options{Claimed: claimed}
+	opts := registry.Options{Claimed: claimed, Dir: registry.DefaultDir}
 	if base != nil {
 		opts.Base = &registry.Snapshot{Name: "base", Docs: registry.ParseFiles(toFiles(base))}
 	}
@@ -136,7 +136,7 @@ func TestEveryExampleIsARule(t *testing.T) {
 
 func TestContractRuleIDs(t *testing.T) {
 	t.Parallel()
-	// The ids CONTRACT section 1 promises.
+	// The ids SIP-1 promises.
 	for _, id := range strings.Fields(`yaml-syntax frontmatter-missing field-required field-type field-unknown
 		field-enum id-format version-semver date-format file-name-mismatch sip-duplicate id-duplicate
 		prerequisite-missing prerequisite-cycle prerequisite-status handler-unknown handler-type-mismatch

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// topFields are the frontmatter fields of CONTRACT section 1, plus the
+// topFields are the frontmatter fields SIP-1 defines, plus the
 // accepted alias `title`.
 var topFields = []string{
 	"sip", "id", "name", "title", "module", "type", "status", "prerequisites", "author",
@@ -269,11 +269,24 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 			}
 		}
 	}
+	if cfg != nil {
+		s.Config.MaxAttempts = cfg.intIn("max_attempts", 1, 1000, 0, false)
+		s.Config.RetryAfterHours = cfg.intIn("retry_after_hours", 0, 24*365, 0, false)
+		if v := cfg.get("reveal"); v != nil {
+			if r, ok := d.str(v, top("config.reveal")); ok {
+				if r != RevealScore && r != RevealPassFail && r != RevealNone {
+					d.ps.errorf("config-invalid", d.span(v), "Use score, pass_fail or none.", "config.reveal must be score, pass_fail or none, not %q", r)
+				} else {
+					s.Config.Reveal = r
+				}
+			}
+		}
+	}
 	if spec == nil {
 		return
 	}
 	if cfg != nil {
-		cfg.unknown(append([]string{"valid_days"}, spec.ConfigKeys...), SeverityWarning)
+		cfg.unknown(append([]string{"valid_days", "max_attempts", "retry_after_hours", "reveal"}, spec.ConfigKeys...), SeverityWarning)
 	}
 	if spec.decode != nil {
 		spec.decode(d, cfg, cfgNode, &s.Config, doc.Span("config"))

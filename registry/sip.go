@@ -5,7 +5,7 @@ import "time"
 // Type is the kind of evaluation a SIP defines.
 type Type string
 
-// The SIP types of CONTRACT section 1.
+// The SIP types (docs/rules.md).
 const (
 	TypeProcess            Type = "process"
 	TypeSimplePassFail     Type = "simple_pass_fail"
@@ -80,11 +80,61 @@ type SIP struct {
 type Config struct {
 	// ValidDays, when > 0, makes a pass expire after that many days.
 	ValidDays int `json:"valid_days,omitempty"`
+	// MaxAttempts, when > 0, bounds the attempts an agent may make (an
+	// attempt that failed for the server's sake, not_graded or
+	// infrastructure_failure, does not count).
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// RetryAfterHours is how long after an attempt that did not pass the
+	// agent may register again.
+	RetryAfterHours int `json:"retry_after_hours,omitempty"`
+	// Reveal is what an attempt that did not pass shows: score (the
+	// default), pass_fail (no score, no per-item grades) or none (not even
+	// why).
+	Reveal string `json:"reveal,omitempty"`
 
 	PoAW          *PoAWConfig          `json:"poaw,omitempty"`
 	Benchmark     *BenchmarkConfig     `json:"benchmark,omitempty"`
 	Certification *CertificationConfig `json:"certification,omitempty"`
 	Collaboration *CollaborationConfig `json:"collaboration,omitempty"`
+	Proctor       *ProctorConfig       `json:"proctor,omitempty"`
+	// Proctoring says who may proctor or grade attempts (proctored, live
+	// class work, and benchmarks whose free answers a proctor grades).
+	Proctoring *ProctoringConfig `json:"proctoring,omitempty"`
+}
+
+// What an attempt that did not pass reveals (config.reveal).
+const (
+	RevealScore    = "score"
+	RevealPassFail = "pass_fail"
+	RevealNone     = "none"
+)
+
+// ProctoringConfig says who may proctor or grade an evaluation's attempts
+// (config.proctor.qualification, config.proctor.proctors,
+// config.min_messages).
+type ProctoringConfig struct {
+	// Qualification is the evaluation whose valid pass qualifies a
+	// proctor; the evaluation itself when empty.
+	Qualification string `json:"qualification,omitempty"`
+	// Proctors are agents, by id (agt_…), that the SIP names as proctors
+	// without that pass: how the first proctors of a new evaluation are
+	// named, reviewed like the rest of the SIP. Ids, not names: a name not
+	// yet taken could be registered by anyone before the agent meant.
+	Proctors []string `json:"proctors,omitempty"`
+	// MinMessages is how many messages each side must have posted in the
+	// session before a grade is accepted.
+	MinMessages int `json:"min_messages,omitempty"`
+}
+
+// DefaultProctorMinutes is how long a proctored session lasts from its
+// claim when the SIP does not say.
+const DefaultProctorMinutes = 60
+
+// ProctorConfig configures proctored evaluations.
+type ProctorConfig struct {
+	Instructions string `json:"instructions,omitempty"`
+	// DurationMinutes bounds a proctored session from the proctor's claim.
+	DurationMinutes int `json:"duration_minutes"`
 }
 
 // PoAWConfig configures the Proof of Agentic Work handler.
@@ -152,6 +202,9 @@ type CollaborationConfig struct {
 	MaxParticipants int  `json:"max_participants"`
 	DurationMinutes int  `json:"duration_minutes"`
 	SharedGrade     bool `json:"shared_grade"`
+	// AllowUnclaimed lets agents that no human has claimed take seats;
+	// by default every participant is claimed, each by a different owner.
+	AllowUnclaimed bool `json:"allow_unclaimed,omitempty"`
 	// Problem is the task the participants work on together.
 	Problem string `json:"problem,omitempty"`
 }

@@ -94,3 +94,12 @@ type Store interface {
 	Ping(ctx context.Context) error
 	Close() error
 }
+
+// SecretStore keeps secrets the server makes for itself, such as the key
+// of the digests in execution records.
+type SecretStore interface {
+	// Secret returns the secret called name, storing candidate (at least
+	// 32 bytes) first when there is none: concurrent callers, on any
+	// replica, get the same secret.
+	Secret(ctx context.Context, name string, candidate []byte) ([]byte, error)
+}

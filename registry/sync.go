@@ -20,6 +20,9 @@ type Source struct {
 	Commit string
 	// Name describes the source for the log, e.g. "git https://…@main".
 	Name string
+	// Dir is the SIP folder the files' paths are in (DefaultDir when
+	// empty): a file outside it is refused.
+	Dir string
 }
 
 // Change is one SIP a sync writes: its new entry and its file content.
@@ -85,6 +88,10 @@ func reportOf(p *Plan) *SyncReport {
 	return r
 }
 
+// maxReplans bounds how often a sync plans again after other syncs landed
+// first (each of them made progress).
+const maxReplans = 32
+
 // Sync validates src and applies it to the store in one transaction. A set
 // with errors is not applied: the report lists the problems and the error
 // is a *ValidationError. When another sync lands first, Sync plans again
@@ -127,7 +134,10 @@ func Sync(ctx context.Context, store Store, src Source, now time.Time) (*SyncRep
 			return report, nil
 		}
 		err = store.Apply(ctx, plan)
-		if errors.Is(err, ErrConflict) && attempt < 5 {
+		// A conflict means another sync applied meanwhile: progress, so
+		// planning again cannot livelock. n syncs at once overtake one
+		// another at most n-1 times; past maxReplans the sync gives up.
+		if errors.Is(err, ErrConflict) && attempt < maxReplans {
 			continue
 		}
 		if err != nil {
@@ -206,7 +216,11 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 		base.Docs = append(base.Docs, Parse(e.Path, content))
 	}
 
-	problems := Validate(docs, Options{Base: base})
+	dir := src.Dir
+	if dir == "" {
+		dir = DefaultDir
+	}
+	problems := Validate(docs, Options{Base: base, Dir: dir})
 	seen := map[string]bool{}
 	for _, d := range docs {
 		if d.SIP == nil {

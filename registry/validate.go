@@ -13,9 +13,15 @@ type Options struct {
 	// Base, when set, is the same repository at the base revision; the
 	// edit rules compare against it.
 	Base *Snapshot
-	// Claimed maps SIP numbers claimed elsewhere (other open pull
-	// requests) to who claims them, e.g. "pull request #12".
+	// Claimed maps SIP numbers claimed elsewhere to who claims them, e.g.
+	// "pull request #12": the App passes the numbers added by open pull
+	// requests opened before the one it checks, so the earliest keeps a
+	// number and later ones are told the next free one.
 	Claimed map[int]string
+	// Dir, when set, is the SIP folder the paths are in (as they are
+	// read, e.g. "evaluations"): a file anywhere else is refused
+	// (file-location). Validating loose files leaves it empty.
+	Dir string
 }
 
 // Snapshot is a set of parsed SIP documents at one revision.
@@ -33,6 +39,15 @@ func Validate(docs []*Document, opts Options) []Problem {
 	var out []Problem
 	for _, d := range docs {
 		out = append(out, d.Problems...)
+		if opts.Dir != "" && !Placed(opts.Dir, d.Path) {
+			want := path.Join(opts.Dir, path.Base(d.Path))
+			if d.SIP != nil && d.SIP.Number > 0 {
+				want = path.Join(opts.Dir, FileName(d.SIP.Number))
+			}
+			dir := path.Clean(opts.Dir)
+			out = append(out, problemAt(d, fileSpan, SeverityError, "file-location", "Move it to "+want+".",
+				"%s is not directly in %s/: a SIP is %s/SIP-<N>.md, and nothing in a subfolder is a SIP", d.Path, dir, dir))
+		}
 	}
 	out = append(out, repositoryProblems(docs)...)
 	if opts.Base != nil {
@@ -93,14 +108,36 @@ func repositoryProblems(docs []*Document) []Problem {
 	return out
 }
 
+// maxOthers is how many other places a duplicate's problem names: a
+// group of n duplicates costs n problems of bounded size, not n².
+const maxOthers = 3
+
+// otherPlaces names the first few other members of a duplicate group (in
+// path order) and counts the rest.
 func otherPlaces(group []*Document, self *Document, field string) string {
 	var places []string
 	for _, o := range group {
-		if o != self {
-			places = append(places, fmt.Sprintf("%s:%d", o.Path, o.Span(field).Line))
+		if o == self {
+			continue
 		}
+		if len(places) == maxOthers {
+			break
+		}
+		places = append(places, fmt.Sprintf("%s:%d", o.Path, o.Span(field).Line))
+	}
+	if more := len(group) - 1 - len(places); more > 0 {
+		return strings.Join(places, ", ") + " and " + groupDigits(more) + " more"
 	}
 	return strings.Join(places, ", ")
+}
+
+// groupDigits writes n with thousands separated by commas.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func prerequisiteProblems(docs []*Document, byID map[string][]*Document) []Problem {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/siptest"
 )
 
 func sipFile(n int, id, status string, prereqs ...string) registry.File {
@@ -134,5 +135,42 @@ func TestEditRulesFollowMovedFiles(t *testing.T) {
 	got := rules(registry.Validate(registry.ParseFiles([]registry.File{moved}), registry.Options{Base: base}))
 	if len(got) != 0 {
 		t.Errorf("a moved, unchanged file is not an edit: %v", got)
+	}
+}
+
+// sameNumber is n files that all declare SIP-7 with one id.
+func sameNumber(n int) []registry.File {
+	files := make([]registry.File, n)
+	for i := range files {
+		f := siptest.SIP(7, "same-id", "active")
+		f.Path = fmt.Sprintf("evaluations/SIP-%d.md", i+1)
+		files[i] = f
+	}
+	return files
+}
+
+// TestDuplicateDiagnosticsAreBounded: 3,000 files sharing a number and an
+// id give one problem per file and rule, each naming at most three others,
+// so the report grows linearly.
+func TestDuplicateDiagnosticsAreBounded(t *testing.T) {
+	t.Parallel()
+	ps := registry.Validate(registry.ParseFiles(sameNumber(3000)), registry.Options{Dir: "evaluations"})
+	counts := map[string]int{}
+	size := 0
+	for _, p := range ps {
+		counts[p.Rule]++
+		size += len(p.Message)
+	}
+	if counts["sip-duplicate"] != 3000 || counts["id-duplicate"] != 3000 {
+		t.Errorf("counts %v; want 3000 sip-duplicate and 3000 id-duplicate", counts)
+	}
+	if size > 3000*3*300 {
+		t.Errorf("messages total %d bytes for 9,000 problems; want at most 300 bytes each", size)
+	}
+	want := "SIP number 7 is also used by evaluations/SIP-10.md:2, evaluations/SIP-100.md:2, evaluations/SIP-1000.md:2 and 2,996 more"
+	for _, p := range ps {
+		if p.Path == "evaluations/SIP-1.md" && p.Rule == "sip-duplicate" && p.Message != want {
+			t.Errorf("message\n got %s\nwant %s", p.Message, want)
+		}
 	}
 }

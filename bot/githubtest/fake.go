@@ -395,3 +395,12 @@ func (f *Fake) SetInstalled(r *Repo, installation int64) {
 	defer f.mu.Unlock()
 	r.Installation = installation
 }
+
+// UserToken is a token that reads and writes r as a person with access to
+// it would (for the CLI's own calls).
+func (f *Fake) UserToken(r *Repo) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tok, _ := f.newToken(r.Installation)
+	return tok
+}

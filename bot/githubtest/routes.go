@@ -149,6 +149,7 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("POST "+p+"/check-runs", repo(f.createCheckRun))
 	mux.HandleFunc("PATCH "+p+"/check-runs/{id}", repo(f.updateCheckRun))
 	mux.HandleFunc("GET "+p+"/commits/{ref}/check-runs", repo(f.listCheckRuns))
+	mux.HandleFunc("GET "+p+"/commits/{ref}/pulls", repo(f.commitPulls))
 	mux.HandleFunc("GET "+p+"/issues/{n}/comments", repo(f.listComments))
 	mux.HandleFunc("POST "+p+"/issues/{n}/comments", repo(f.createComment))
 	mux.HandleFunc("PATCH "+p+"/issues/comments/{id}", repo(f.editComment))
@@ -344,7 +345,7 @@ func (f *Fake) compareCommits(w http.ResponseWriter, r *http.Request, rp *Repo) 
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No common ancestor or unknown commit"})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"status": status, "merge_base_commit": map[string]any{"sha": mb}, "files": files})
+	writeJSON(w, 200, map[string]any{"status": status, "base_commit": map[string]any{"sha": resolve(base)}, "merge_base_commit": map[string]any{"sha": mb}, "files": files})
 }
 
 func (f *Fake) getContents(w http.ResponseWriter, r *http.Request, rp *Repo) {
@@ -597,4 +598,17 @@ func (f *Fake) removeLabel(w http.ResponseWriter, r *http.Request, rp *Repo) {
 	}
 	p.Labels = slices.Delete(p.Labels, i, i+1)
 	writeJSON(w, 200, []map[string]any{})
+}
+
+// commitPulls lists the pull requests a commit belongs to: merged ones by
+// their merge commit, open ones by their head.
+func (f *Fake) commitPulls(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	sha := r.PathValue("ref")
+	out := []map[string]any{}
+	for _, p := range rp.pulls {
+		if p.MergeCommitSHA == sha || p.State == "open" && p.headSHA == sha {
+			out = append(out, f.pullJSON(rp, p))
+		}
+	}
+	writeJSON(w, 200, out)
 }

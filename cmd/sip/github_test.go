@@ -22,8 +22,8 @@ import (
 
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/evaluations"
-	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/sqlite"
 )
@@ -140,7 +140,7 @@ func TestServeGitHubAppSurvivesSIGKILL(t *testing.T) {
 	for _, guid := range guids {
 		for {
 			d, err := st.Delivery(context.Background(), guid)
-			if err == nil && d.Status == registry.DeliveryDone {
+			if err == nil && d.Status == inbox.Done {
 				break
 			}
 			if time.Now().After(deadline) {

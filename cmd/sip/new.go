@@ -24,7 +24,9 @@ const newAbout = `
 Writes SIP-<N>.md into DIR (default evaluations), where N is the next free
 SIP number, from a template that already passes 'sip validate', and prints
 its path. The SIP starts as a draft at version 0.1.0; fill in the body and
-config, then open a pull request.`
+config, then open a pull request. With --github OWNER/NAME (and a token in
+GITHUB_TOKEN) it also skips the numbers that the repository's open pull
+requests add, so it does not pick a number another pull request holds.`
 
 //go:embed templates/*.md.tmpl
 var templatesFS embed.FS
@@ -53,6 +55,7 @@ func runNew(ctx context.Context, e env, args []string) int {
 	id := flags.String("id", "", "id of the SIP (default: the name in kebab-case)")
 	author := flags.String("author", "", "author (default: git config user.name)")
 	handler := flags.String("handler", "", "handler (default: the first registered for the type)")
+	repo := flags.String("github", "", "OWNER/NAME: also skip the numbers its open pull requests add (reads GITHUB_TOKEN; SIP_GITHUB_API_URL for GitHub Enterprise)")
 	rest, code, ok := parseFlags(flags, e, args)
 	if !ok {
 		return code
@@ -70,8 +73,26 @@ func runNew(ctx context.Context, e env, args []string) int {
 		s.Author = defaultAuthor(e)
 	}
 	s.Date = time.Now().UTC().Format(time.DateOnly)
+	var claimed []int
+	if *repo != "" {
+		owner, name, ok := strings.Cut(*repo, "/")
+		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+			fmt.Fprintf(e.stderr, "sip new: --github %q: write it as OWNER/NAME\n", *repo)
+			return exitUsage
+		}
+		token := e.getenv("GITHUB_TOKEN")
+		if token == "" {
+			fmt.Fprintln(e.stderr, "sip new: --github needs a token in GITHUB_TOKEN that can read the repository")
+			return exitConfig
+		}
+		var err error
+		if claimed, err = claimedByOpenPulls(ctx, e.getenv("SIP_GITHUB_API_URL"), token, owner, name); err != nil {
+			fmt.Fprintf(e.stderr, "sip new: %v\n", err)
+			return exitUnavailable
+		}
+	}
 
-	path, err := writeNew(*dir, &s)
+	path, err := writeNew(*dir, &s, claimed)
 	switch {
 	case errors.Is(err, errIDTaken):
 		fmt.Fprintf(e.stderr, "sip new: %v; choose another with --id\n", err)
@@ -125,7 +146,7 @@ var errIDTaken = errors.New("id is already used")
 // writeNew picks the next free number in dir and creates the file. The
 // file is created exclusively, so two runs at once never overwrite each
 // other: the loser moves on to the next number.
-func writeNew(dir string, s *newSIP) (string, error) {
+func writeNew(dir string, s *newSIP, claimed []int) (string, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return "", err
@@ -138,6 +159,9 @@ func writeNew(dir string, s *newSIP) (string, error) {
 		return "", err
 	}
 	next := 1
+	for _, n := range claimed {
+		next = max(next, n+1)
+	}
 	for _, d := range registry.ParseFiles(files) {
 		if n := fileNumber(d.Path); n >= next {
 			next = n + 1

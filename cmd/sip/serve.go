@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +86,12 @@ func runServe(ctx context.Context, e env, args []string) int {
 		}
 		m.JudgeConcurrency = n
 	}
+	proxies, err := trustedProxies(e.getenv("SIP_TRUSTED_PROXIES"))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sip serve: SIP_TRUSTED_PROXIES: %v\n", err)
+		return exitConfig
+	}
+	m.TrustedProxies = proxies
 	app, err := gitHubAppFromEnv(e)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
@@ -147,12 +155,15 @@ type Main struct {
 	BaseURL        string
 	OEmbedURL      string        // X's oEmbed endpoint, for agent claims (api.DefaultOEmbedURL when empty)
 	Judge          *judge.Client // grades certifications and free responses; nil: jobs wait
-	// JudgeConcurrency is how many jobs a replica judges at once (4 when 0).
+	// JudgeConcurrency is how many jobs a replica judges at once (16 when 0).
 	JudgeConcurrency int
-	GitHub           *bot.Config // the GitHub App (Store and Logger are set by Run); nil: off
-	CommitURL        string      // links versions' commits on the pages ({sha}); "" for none
-	Logger           *slog.Logger
-	Stdout           io.Writer
+	// TrustedProxies are the load balancers whose X-Forwarded-For is
+	// believed (SIP_TRUSTED_PROXIES).
+	TrustedProxies []*net.IPNet
+	GitHub         *bot.Config // the GitHub App (Store and Logger are set by Run); nil: off
+	CommitURL      string      // links versions' commits on the pages ({sha}); "" for none
+	Logger         *slog.Logger
+	Stdout         io.Writer
 
 	// URL is the address the server listens on, set once it listens.
 	URL       string
@@ -194,8 +205,30 @@ func (m *Main) Run(ctx context.Context) error {
 			return fmt.Errorf("%w: %v", errApp, err)
 		}
 	}
-	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL}
+	// The key of the digests in execution records: made once, kept in the
+	// database, the same on every replica.
+	candidate := make([]byte, 32)
+	if _, err := rand.Read(candidate); err != nil {
+		return err
+	}
+	recordKey, err := st.Secret(ctx, "record-digest", candidate)
+	if err != nil {
+		return fmt.Errorf("record key: %w", err)
+	}
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)
+	}
+	defer ln.Close() // Serve closes it too; this covers the returns before Serve
+	m.URL = "http://" + ln.Addr().String()
+	if m.BaseURL == "" {
+		// Links must be absolute and never come from a request's Host
+		// header: without SIP_BASE_URL they name the address we listen on.
+		m.BaseURL = m.URL
+		log.Info("SIP_BASE_URL is not set; links name the listening address", "url", m.URL)
+	}
+	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
+		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies}
 	if app != nil {
 		cfg.Webhook = app.Webhook
 	}
@@ -216,12 +249,12 @@ func (m *Main) Run(ctx context.Context) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
 	go func() { defer close(workDone); worker.Run(workCtx) }()
-	defer func() { stopWork(); <-workDone }()
-	ln, err := net.Listen("tcp", m.Addr)
-	if err != nil {
-		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)
-	}
-	m.URL = "http://" + ln.Addr().String()
+	// The sweeper ends attempts past their deadline and sessions nobody
+	// graded; every replica may run one.
+	sweeper := &evaluation.Sweeper{Service: srv.Runtime(), Log: log.With("component", "sweeper")}
+	sweepDone := make(chan struct{})
+	go func() { defer close(sweepDone); sweeper.Run(workCtx) }()
+	defer func() { stopWork(); <-workDone; <-sweepDone }()
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -288,4 +321,34 @@ func (m *Main) syncAtStart(ctx context.Context, st store, log *slog.Logger) erro
 	log.Info("synced", "source", src.Name, "applied", rep.Applied, "added", len(rep.Added), "changed", len(rep.Changed),
 		"deprecated", len(rep.Deprecated), "unchanged", len(rep.Unchanged))
 	return nil
+}
+
+// trustedProxies parses a comma-separated list of addresses and CIDR
+// ranges, e.g. "10.0.0.0/8, 192.0.2.7".
+func trustedProxies(v string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			ip := net.ParseIP(part)
+			if ip == nil {
+				return nil, fmt.Errorf("%q is neither an address nor a CIDR range", part)
+			}
+			bits := 128
+			if ip.To4() != nil {
+				ip, bits = ip.To4(), 32
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a CIDR range", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -223,3 +223,34 @@ func TestTracesExport(t *testing.T) {
 		t.Errorf("no subcommand: %d", code)
 	}
 }
+
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in, want, err string
+	}{
+		{"", "[]", ""},
+		{"10.0.0.0/8", "[10.0.0.0/8]", ""},
+		{" 192.0.2.7 , 2001:db8::/32", "[192.0.2.7/32 2001:db8::/32]", ""},
+		{"2001:db8::1", "[2001:db8::1/128]", ""},
+		{"10.0.0.0/33", "", "neither an address nor a CIDR range"},
+		{"proxy.internal", "", "neither an address nor a CIDR range"},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := trustedProxies(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			var s []string
+			for _, n := range got {
+				s = append(s, n.String())
+			}
+			if err != nil || "["+strings.Join(s, " ")+"]" != tt.want {
+				t.Errorf("got %v, %v; want %s", s, err, tt.want)
+			}
+		})
+	}
+}

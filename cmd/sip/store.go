@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres"
@@ -21,8 +22,9 @@ type store interface {
 	registry.AgentStore
 	evaluation.EvaluationStore
 	evaluation.JobStore
-	registry.DeliveryStore
+	inbox.Store
 	evaluation.SessionStore
+	registry.SecretStore
 	Migrate(ctx context.Context) error
 }
 

@@ -64,7 +64,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	if code != exitOK {
 		return code
 	}
-	opts := registry.Options{}
+	opts := registry.Options{Dir: sipFolder(paths)}
 	if *base != "" {
 		snap, err := baseSnapshot(paths, *base)
 		if err != nil {
@@ -139,4 +139,17 @@ func baseSnapshot(paths []string, rev string) (*registry.Snapshot, error) {
 		files = append(files, got...)
 	}
 	return &registry.Snapshot{Name: r.Name, Docs: registry.ParseFiles(files)}, nil
+}
+
+// sipFolder is the SIP folder being validated: the one folder named, whose
+// subfolders hold no SIPs. Loose files, or several paths, have none.
+func sipFolder(paths []string) string {
+	if len(paths) != 1 {
+		return ""
+	}
+	p := filepath.ToSlash(filepath.Clean(paths[0]))
+	if info, err := os.Stat(p); err != nil || !info.IsDir() {
+		return ""
+	}
+	return p
 }

@@ -2,6 +2,7 @@ package evaluation
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -46,6 +47,16 @@ type Registration struct {
 	RegisteredAt time.Time
 	StartedAt    time.Time
 	CompletedAt  time.Time
+	// Deadline is when a started attempt must have been answered (its
+	// challenge, time limit or nonce); zero when it has none. Past it, the
+	// sweeper ends the attempt as expired.
+	Deadline time.Time
+}
+
+// Overdue reports whether the registration is a started attempt whose
+// deadline passed at now.
+func (r *Registration) Overdue(now time.Time) bool {
+	return r.Status == RegInProgress && !r.Deadline.IsZero() && !now.Before(r.Deadline)
 }
 
 // Challenge is a Proof of Agentic Work challenge. It lives in the database
@@ -158,14 +169,24 @@ func (r *Result) Valid(now time.Time) bool {
 	return r.Passed && (r.ExpiresAt.IsZero() || now.Before(r.ExpiresAt))
 }
 
-// HashInput records an input in a trace without revealing it.
-func HashInput(v any) string {
+// digested is a trace input recorded only as a digest keyed with the
+// server's record key: a third party cannot test guesses against it (an
+// unkeyed hash of a short answer is recovered by trying them all), while
+// the server can still tell whether a given submission is the one graded.
+type digested struct{ v any }
+
+// digest marks v to be recorded as a keyed digest.
+func digest(v any) digested { return digested{v} }
+
+// digestInput is v's keyed digest: HMAC-SHA-256 of its JSON.
+func digestInput(key []byte, v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
 }
 
 // ResultFilter selects results. Cursor continues a previous page.
@@ -202,6 +223,14 @@ type EvaluationStore interface {
 	VersionContent(ctx context.Context, versionID int64) ([]byte, error)
 	// OpenRegistrations lists an agent's open registrations.
 	OpenRegistrations(ctx context.Context, agentID string) ([]*Registration, error)
+	// StartAttempt moves a registered or in-progress registration to
+	// in_progress. Its first start sets started_at to at and, unless
+	// deadline is zero, its deadline; starting again changes neither.
+	// Returns registry.ErrConflict when it is in another status.
+	StartAttempt(ctx context.Context, id string, at, deadline time.Time) (*Registration, error)
+	// OverdueRegistrations lists up to limit in-progress registrations
+	// whose deadline is at or before now, oldest deadline first.
+	OverdueRegistrations(ctx context.Context, now time.Time, limit int) ([]*Registration, error)
 	// MoveRegistration changes the status of a registration that is in
 	// one of from. Returns registry.ErrConflict when it is not.
 	MoveRegistration(ctx context.Context, id string, from []RegistrationStatus, to RegistrationStatus, at time.Time) (*Registration, error)
@@ -212,18 +241,20 @@ type EvaluationStore interface {
 	// unexpired challenge (as of c.CreatedAt) if it has one; otherwise it
 	// stores c for that registration (whatever c.RegistrationID says) and
 	// moves the registration to in_progress, in one transaction, and
-	// reports created. Returns registry.ErrNotFound when the agent has no open
+	// reports created; the registration's deadline becomes the new
+	// challenge's expiry. Returns registry.ErrNotFound when the agent has no open
 	// registration, and registry.ErrConflict when it cannot be started.
 	StartChallenge(ctx context.Context, evaluationID string, c *Challenge) (_ *Challenge, created bool, _ error)
-	// SetChallengeExpiry changes when an unused challenge expires.
+	// SetChallengeExpiry changes when an unused challenge expires, and its
+	// registration's deadline with it.
 	SetChallengeExpiry(ctx context.Context, id string, expires time.Time) error
 	// AnswerChallenge marks a challenge used and records the result of its
 	// registration, in one transaction. Returns registry.ErrGone when the challenge
 	// was used already, and registry.ErrConflict as RecordResult does.
 	AnswerChallenge(ctx context.Context, challengeID string, r *Result, points float64) (*Result, error)
 	// RecordResult stores the result of a registration and ends it
-	// (cancelled for the cancelled outcome, else completed),
-	// in one transaction. points is credited only if the agent has never
+	// (cancelled for the cancelled outcome, else completed), and expires
+	// its job if that still awaits a submission, in one transaction. points is credited only if the agent has never
 	// been credited for the evaluation. Returns registry.ErrConflict when the
 	// registration already has a result or is not open.
 	RecordResult(ctx context.Context, r *Result, points float64) (*Result, error)

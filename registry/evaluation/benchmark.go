@@ -2,8 +2,12 @@ package evaluation
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
@@ -42,14 +46,14 @@ func (benchmarkRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
-	moved, err := t.s.moveToStarted(ctx, t.Reg)
+	moved, err := t.s.moveToStarted(ctx, t.Reg, benchmarkDeadline(t.Def, t.s.now()))
 	if err != nil {
 		return nil, err
 	}
 	cfg := t.Def.Config.Benchmark
 	qs := make([]registry.Question, 0, len(cfg.Questions))
 	for _, q := range cfg.Questions {
-		qs = append(qs, registry.Question{ID: q.ID, Prompt: q.Prompt, Choices: q.Choices, Points: q.Points})
+		qs = append(qs, registry.Question{ID: q.ID, Prompt: q.Prompt, Choices: t.s.shuffled(moved.ID, q.ID, q.Choices), Points: q.Points})
 	}
 	return &Started{Registration: moved, Questions: qs, PassingScore: cfg.PassingScore, ExpiresAt: benchmarkDeadline(t.Def, moved.StartedAt),
 		Instructions: "Answer every question and submit {\"answers\": {\"<question id>\": \"<answer>\"}} before expires_at; a multiple-choice answer is the text of the choice."}, nil
@@ -96,7 +100,7 @@ func (benchmarkRunner) Submit(ctx context.Context, t *Take, decode func(any) err
 	}
 	deadline := benchmarkDeadline(t.Def, reg.StartedAt)
 	late := now.After(deadline)
-	inputs := map[string]string{"answers": HashInput(sub.Answers)}
+	inputs := map[string]any{"answers": digest(sub.Answers)}
 	output := []Check{{Name: "answers", Passed: true, Message: fmt.Sprintf("%d of %d questions answered, each by a known id", answered, len(cfg.Questions))}}
 	if late || !free {
 		g := grade{passed: Passes(choice, total, cfg.PassingScore), score: &choice, maxScore: &total, started: reg.StartedAt, deadline: deadline,
@@ -157,7 +161,7 @@ func (benchmarkRunner) judge(ctx context.Context, j Judge, def *Definition, job 
 	}
 	score := partial.ChoicePoints + judge.BenchmarkFreeScore(cfg, verdict)
 	g := benchmarkGrade(def, job, score, partial.TotalPoints)
-	g.details = map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": verdict.Scores, "summary": verdict.Summary}
+	g.details = map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": judge.BenchmarkFreeScores(cfg, verdict), "summary": verdict.Summary}
 	g.inputs["judge_model"] = verdict.Model
 	return g, nil
 }
@@ -168,10 +172,29 @@ func benchmarkGrade(def *Definition, job *Job, score, total float64) grade {
 	cfg := def.Config.Benchmark
 	g := grade{passed: Passes(score, total, cfg.PassingScore), score: &score, maxScore: &total, started: job.CreatedAt,
 		execution: []Check{acceptedInTime},
-		inputs:    map[string]string{"submission": HashInput(json.RawMessage(job.Submission))},
+		inputs:    map[string]any{"submission": digest(json.RawMessage(job.Submission))},
 		goal:      []Check{passRule(score, total, cfg.PassingScore)}}
 	if !g.passed {
 		g.reason = fmt.Sprintf("scored %g of %g", score, total)
 	}
 	return g
+}
+
+// shuffled is choices in the order one attempt sees them: a permutation
+// drawn from the record key, the registration and the question, so that
+// starting again shows the same order, no two attempts share one by
+// design, and nobody without the key can predict it. A fixed-position
+// strategy (always the first choice) passes no more often than chance.
+// Answers are the text of a choice, so grading needs no permutation.
+func (s *Service) shuffled(registrationID, questionID string, choices []string) []string {
+	if len(choices) < 2 {
+		return choices
+	}
+	m := hmac.New(sha256.New, s.recordKey)
+	m.Write([]byte("choices\x00" + registrationID + "\x00" + questionID))
+	var seed [32]byte
+	copy(seed[:], m.Sum(nil))
+	out := slices.Clone(choices)
+	rand.New(rand.NewChaCha8(seed)).Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }

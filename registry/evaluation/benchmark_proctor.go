@@ -32,7 +32,7 @@ func (benchmarkRunner) pending(ctx context.Context, s *Service, e *registry.Entr
 }
 
 func (benchmarkRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent, req ClaimRequest) (*Claimed, error) {
-	reg, sess, candidate, err := s.claimRegistration(ctx, e, proctor, req, RegAwaitingGrading)
+	reg, sess, candidate, err := s.claimRegistration(ctx, e, proctor, req, RegAwaitingGrading, nil)
 	if err != nil {
 		return nil, err
 	}

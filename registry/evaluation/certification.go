@@ -46,7 +46,7 @@ func (certificationRunner) Start(ctx context.Context, t *Take) (*Started, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.s.moveToStarted(ctx, t.Reg); err != nil && !isConflict(err) {
+	if _, err := t.s.moveToStarted(ctx, t.Reg, job.NonceExpiresAt); err != nil && !isConflict(err) {
 		return nil, err
 	}
 	prompts := make([]registry.Prompt, 0, len(cfg.Prompts))
@@ -104,7 +104,7 @@ func (certificationRunner) Submit(ctx context.Context, t *Take, decode func(any)
 			return nil, err
 		}
 		return t.s.recordGrade(ctx, t, grade{outcome: OutcomeExpired, reason: "submitted after nonce_expires_at", started: job.CreatedAt,
-			deadline: job.NonceExpiresAt, inputs: map[string]string{"transcript": HashInput(sub.Transcript)}})
+			deadline: job.NonceExpiresAt, inputs: map[string]any{"transcript": digest(sub.Transcript)}})
 	}
 	submission, _ := json.Marshal(struct {
 		Transcript []TranscriptEntry `json:"transcript"`
@@ -132,9 +132,9 @@ func (certificationRunner) judge(ctx context.Context, j Judge, def *Definition, 
 	score, maxScore := judge.CertificationScore(cfg, verdict), 100.0
 	g := grade{passed: Passes(score, maxScore, cfg.PassingScore), score: &score, maxScore: &maxScore, started: job.CreatedAt,
 		execution: []Check{acceptedInTime},
-		inputs:    map[string]string{"submission": HashInput(json.RawMessage(job.Submission)), "judge_model": verdict.Model},
+		inputs:    map[string]any{"submission": digest(json.RawMessage(job.Submission)), "judge_model": verdict.Model},
 		goal:      []Check{passRule(score, maxScore, cfg.PassingScore)},
-		details:   map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": verdict.Scores, "summary": verdict.Summary}}
+		details:   map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": judge.CertificationScores(cfg, verdict), "summary": verdict.Summary}}
 	if !g.passed {
 		g.reason = "below the passing score"
 	}

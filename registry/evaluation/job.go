@@ -47,8 +47,20 @@ type Job struct {
 	UpdatedAt   time.Time
 }
 
+// JobStats is the judging queue at a glance, for /metrics.
+type JobStats struct {
+	// Waiting jobs are submitted and wait for a worker; Judging jobs are
+	// leased to one; Failed jobs ended without a grade.
+	Waiting, Judging, Failed int
+	// OldestWaiting is when the longest-waiting job was queued (or last
+	// put back after a failed attempt); zero when none waits.
+	OldestWaiting time.Time
+}
+
 // JobStore keeps judging jobs.
 type JobStore interface {
+	// JobStats counts the jobs waiting, being judged and failed.
+	JobStats(ctx context.Context) (JobStats, error)
 	// CreateJob stores a job, or returns the registration's existing one
 	// (created false): a registration has one job.
 	CreateJob(ctx context.Context, j *Job) (_ *Job, created bool, err error)

@@ -24,13 +24,25 @@ func (liveRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 		return nil, err
 	}
 	now := t.s.now()
-	moved, err := t.s.moveToStarted(ctx, t.Reg)
-	if err != nil {
-		return nil, err
-	}
 	cfg := t.Def.Config.Collaboration
 	if cfg == nil {
 		return nil, conflict("conflict", t.Entry.ID+" has no collaboration config", "Report this SIP to its maintainers.")
+	}
+	if !cfg.AllowUnclaimed {
+		// The caller may be known by id only: read whether it is claimed.
+		me, err := t.s.agents.AgentByID(ctx, t.Agent.ID)
+		if err != nil {
+			return nil, err
+		}
+		t.Agent = me
+	}
+	if !cfg.AllowUnclaimed && !t.Agent.Claimed() {
+		return nil, forbidden("claim_required", t.Entry.ID+" seats only agents claimed by a human owner, one agent per owner in a session",
+			"Have your owner claim you (X verification) first.")
+	}
+	moved, err := t.s.moveToStarted(ctx, t.Reg, time.Time{})
+	if err != nil {
+		return nil, err
 	}
 	sess, err := t.s.sessions.JoinLive(ctx, &Session{ID: registry.NewID("ses_"), EvaluationID: t.Entry.ID, MinParticipants: cfg.MinParticipants,
 		MaxParticipants: cfg.MaxParticipants}, moved, time.Duration(cfg.DurationMinutes)*time.Minute, now)
@@ -73,12 +85,30 @@ func (liveRunner) cancel(ctx context.Context, t *Take) error {
 }
 
 func (liveRunner) pending(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent) ([]Pending, error) {
+	out := []Pending{}
+	if err := s.mayProctor(ctx, current(e), proctor); isRefusal(err) {
+		return out, nil
+	} else if err != nil {
+		return nil, err
+	}
 	sessions, err := s.sessions.UngradedSessions(ctx, e.ID, proctor.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Pending, 0, len(sessions))
 	for _, sess := range sessions {
+		ps, err := s.sessions.Participants(ctx, sess.ID)
+		if err != nil {
+			return nil, err
+		}
+		var seated []string
+		for _, p := range ps {
+			seated = append(seated, p.AgentID)
+		}
+		if err := s.mayProctorAll(ctx, proctor, seated); isRefusal(err) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
 		out = append(out, Pending{SessionID: sess.ID, Participants: sess.Participants, WaitingSince: sess.StartedAt, EndsAt: sess.EndsAt})
 	}
 	return out, nil
@@ -99,10 +129,22 @@ func (liveRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proc
 	if err != nil {
 		return nil, err
 	}
+	var seated []string
 	for _, p := range ps {
 		if p.AgentID == proctor.ID {
 			return nil, forbidden("self_proctoring", "you take part in this session, so you cannot grade it", "Pick another session.")
 		}
+		seated = append(seated, p.AgentID)
+	}
+	if err := s.mayProctorAll(ctx, proctor, seated); err != nil {
+		return nil, err
+	}
+	def, err := s.sessionDefinition(ctx, e, sess, ps)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mayProctor(ctx, def, proctor); err != nil {
+		return nil, err
 	}
 	claimed, err := s.sessions.ClaimSession(ctx, sess.ID, proctor.ID, s.now())
 	if errors.Is(err, registry.ErrConflict) {
@@ -119,4 +161,22 @@ func (liveRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proc
 
 func (liveRunner) grade(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent, req GradeRequest) (*Graded, error) {
 	return s.gradeSession(ctx, e, proctor, req)
+}
+
+// sessionDefinition is the definition a live session's registrations
+// pinned (a session seats one version).
+func (s *Service) sessionDefinition(ctx context.Context, e *registry.Entry, sess *Session, ps []Participant) (*Definition, error) {
+	if sess.VersionID != 0 {
+		return s.defs.pinned(ctx, e.ID, sess.VersionID, e)
+	}
+	for _, p := range ps {
+		if p.RegistrationID != "" {
+			reg, err := s.regs.Registration(ctx, p.RegistrationID)
+			if err != nil {
+				return nil, err
+			}
+			return s.defs.pinned(ctx, reg.EvaluationID, reg.VersionID, e)
+		}
+	}
+	return current(e), nil
 }

@@ -101,7 +101,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 	now := t.s.now()
 	shape := hexHash.MatchString(sub.Hash)
 	g := grade{started: ch.CreatedAt, deadline: ch.ExpiresAt,
-		inputs: map[string]string{"challenge_id": ch.ID, "hash": HashInput(sub.Hash)},
+		inputs: map[string]any{"challenge_id": ch.ID, "hash": digest(sub.Hash)},
 		output: []Check{{Name: "hash", Passed: shape, Message: "the hash is 64 hexadecimal digits"}}}
 	switch {
 	case now.After(ch.ExpiresAt):

@@ -122,8 +122,10 @@ func (s *Service) Grade(ctx context.Context, proctor *registry.Agent, e *registr
 var alreadyClaimed = conflict("already_claimed", "another proctor has claimed it", "Pick another one from pending-proctor.")
 
 // claimRegistration opens the proctored session of a registration waiting
-// in status waiting.
-func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proctor *registry.Agent, req ClaimRequest, waiting RegistrationStatus) (*Registration, *Session, *registry.Agent, error) {
+// in status waiting. lasts, when not nil, bounds the session by the
+// definition the registration pinned.
+func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proctor *registry.Agent, req ClaimRequest, waiting RegistrationStatus,
+	lasts func(*Definition) time.Duration) (*Registration, *Session, *registry.Agent, error) {
 	if req.RegistrationID == "" || req.SessionID != "" {
 		return nil, nil, nil, invalid("registration_id", "a proctored attempt is claimed by registration_id", "Send {\"registration_id\": …} from pending-proctor.")
 	}
@@ -134,8 +136,19 @@ func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proc
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if reg.AgentID == proctor.ID {
-		return nil, nil, nil, forbidden("self_proctoring", "you cannot proctor your own attempt", "Another agent proctors it.")
+	candidate, err := s.agents.AgentByID(ctx, reg.AgentID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := mayProctorFor(proctor, candidate); err != nil {
+		return nil, nil, nil, err
+	}
+	def, err := s.defs.pinned(ctx, reg.EvaluationID, reg.VersionID, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := s.mayProctor(ctx, def, proctor); err != nil {
+		return nil, nil, nil, err
 	}
 	if reg.Status != waiting {
 		if _, err := s.sessions.SessionByRegistration(ctx, reg.ID); err == nil {
@@ -143,15 +156,15 @@ func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proc
 		}
 		return nil, nil, nil, conflict("not_waiting", "this registration is "+string(reg.Status)+", not waiting for a proctor", "Pick one from pending-proctor.")
 	}
-	sess, err := s.sessions.ClaimRegistration(ctx, &Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, RegistrationID: reg.ID,
-		CreatedAt: s.now()}, proctor.ID, reg.AgentID)
+	now := s.now()
+	tmpl := &Session{ID: registry.NewID("ses_"), EvaluationID: e.ID, RegistrationID: reg.ID, VersionID: reg.VersionID, CreatedAt: now}
+	if lasts != nil {
+		tmpl.EndsAt = now.Add(lasts(def))
+	}
+	sess, err := s.sessions.ClaimRegistration(ctx, tmpl, proctor.ID, reg.AgentID)
 	if errors.Is(err, registry.ErrConflict) {
 		return nil, nil, nil, alreadyClaimed
 	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	candidate, err := s.agents.AgentByID(ctx, reg.AgentID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -205,6 +218,12 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 	if err != nil {
 		return nil, err
 	}
+	senders := []string{proctor.ID}
+	for _, p := range ps {
+		if p.RegistrationID != "" {
+			senders = append(senders, p.AgentID)
+		}
+	}
 	now := s.now()
 	var results []*Result
 	var points float64
@@ -220,12 +239,17 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 		if err != nil {
 			return nil, err
 		}
+		if len(results) == 0 { // a session seats one version: its rules
+			if err := enoughMessages(def, transcript, senders); err != nil {
+				return nil, err
+			}
+		}
 		started := sess.StartedAt
 		if started.IsZero() {
 			started = reg.RegisteredAt
 		}
 		g := grade{passed: *req.Passed, score: req.Score, started: started, deadline: sess.EndsAt,
-			inputs:  map[string]string{"transcript": HashInput(transcript), "messages": itoa(len(transcript))},
+			inputs:  map[string]any{"transcript": digest(transcript), "messages": itoa(len(transcript))},
 			output:  []Check{{Name: "transcript", Passed: true, Message: itoa(len(transcript)) + " messages in the session"}},
 			goal:    []Check{{Name: "proctor", Passed: *req.Passed, Message: "graded by proctor " + proctor.ID}},
 			details: map[string]any{"session_id": sess.ID, "proctor_agent_id": proctor.ID, "proctor_feedback": req.Feedback}}

@@ -3,6 +3,7 @@ package evaluation
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -22,7 +23,7 @@ func (proctoredRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
-	moved, err := t.s.moveToStarted(ctx, t.Reg)
+	moved, err := t.s.moveToStarted(ctx, t.Reg, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -59,26 +60,59 @@ func (proctoredRunner) cancel(ctx context.Context, t *Take) error {
 	return err
 }
 
+// proctoredSessionLength is how long a proctored session of def lasts
+// from its claim.
+func proctoredSessionLength(def *Definition) time.Duration {
+	minutes := registry.DefaultProctorMinutes
+	if def.Config.Proctor != nil {
+		minutes = def.Config.Proctor.DurationMinutes
+	}
+	return time.Duration(minutes) * time.Minute
+}
+
 var sessionStarted = conflict("session_started", "the session of this attempt has started; it ends with the proctor's grade", "Wait for the grade.")
 
 func (proctoredRunner) pending(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent) ([]Pending, error) {
 	return s.pendingRegistrations(ctx, e, proctor, RegInProgress)
 }
 
+// pendingRegistrations lists the attempts waiting in status that the
+// caller may claim: none when it may not proctor e, and never those of
+// its own owner's agents. A candidate who keeps results private is listed
+// without its name.
 func (s *Service) pendingRegistrations(ctx context.Context, e *registry.Entry, proctor *registry.Agent, status RegistrationStatus) ([]Pending, error) {
+	out := []Pending{}
+	if err := s.mayProctor(ctx, current(e), proctor); isRefusal(err) {
+		return out, nil
+	} else if err != nil {
+		return nil, err
+	}
 	regs, err := s.sessions.PendingRegistrations(ctx, e.ID, proctor.ID, status)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Pending, 0, len(regs))
 	for _, p := range regs {
-		out = append(out, Pending{RegistrationID: p.RegistrationID, CandidateID: p.CandidateID, CandidateName: p.CandidateName, WaitingSince: p.WaitingSince})
+		c, err := s.agents.AgentByID(ctx, p.CandidateID)
+		if err != nil {
+			return nil, err
+		}
+		if mayProctorFor(proctor, c) != nil {
+			continue
+		}
+		name := p.CandidateName
+		if !c.ResultsPublic {
+			name = PrivateName
+		}
+		out = append(out, Pending{RegistrationID: p.RegistrationID, CandidateID: p.CandidateID, CandidateName: name, WaitingSince: p.WaitingSince})
 	}
 	return out, nil
 }
 
+// PrivateName stands for an agent that keeps its results private.
+const PrivateName = "a private agent"
+
 func (proctoredRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proctor *registry.Agent, req ClaimRequest) (*Claimed, error) {
-	reg, sess, candidate, err := s.claimRegistration(ctx, e, proctor, req, RegInProgress)
+	reg, sess, candidate, err := s.claimRegistration(ctx, e, proctor, req, RegInProgress, proctoredSessionLength)
 	if err != nil {
 		return nil, err
 	}

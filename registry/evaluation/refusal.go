@@ -1,6 +1,7 @@
 package evaluation
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/sipregistry/sip/registry"
@@ -68,3 +69,10 @@ func NotMultiAgent(e *registry.Entry) *Refusal {
 }
 
 var errChallengeUsed = refuse(registry.ErrGone, "gone", "the challenge was already answered", "A challenge takes one answer.")
+
+// isRefusal reports whether err is a refusal (a rule said no), as opposed
+// to a failure.
+func isRefusal(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r)
+}

@@ -42,14 +42,14 @@ type grade struct {
 	outcome         Outcome // "" means passed or failed, from passed
 	passed          bool
 	score, maxScore *float64
-	reason          string    // why it did not pass, shown to the agent
-	started         time.Time // zero: the registration's start
-	deadline        time.Time // zero: no time limit
-	submitted       time.Time // zero: now
-	execution       []Check   // gate 2 checks besides the deadline
-	output          []Check   // gate 3: the submission's shape
-	goal            []Check   // gate 4 checks besides the pass rule
-	inputs          map[string]string
+	reason          string         // why it did not pass, shown to the agent
+	started         time.Time      // zero: the registration's start
+	deadline        time.Time      // zero: no time limit
+	submitted       time.Time      // zero: now
+	execution       []Check        // gate 2 checks besides the deadline
+	output          []Check        // gate 3: the submission's shape
+	goal            []Check        // gate 4 checks besides the pass rule
+	inputs          map[string]any // digested values are recorded as keyed digests
 	details         map[string]any
 	// prerequisites are the definition's prerequisites, checked when the
 	// agent registered.
@@ -67,6 +67,9 @@ func (s *Service) newResult(def *Definition, reg *Registration, g grade, now tim
 		}
 	}
 	g.passed = g.outcome == OutcomePassed
+	if !g.passed {
+		g = conceal(g, def.Config.Reveal)
+	}
 	started := g.started
 	if started.IsZero() {
 		started = reg.StartedAt
@@ -98,9 +101,13 @@ func (s *Service) newResult(def *Definition, reg *Registration, g grade, now tim
 // performed, computed from what happened.
 func (s *Service) record(def *Definition, reg *Registration, g grade, started, submitted, now time.Time) Trace {
 	info := outcomeInfo(g.outcome)
-	inputs := g.inputs
-	if inputs == nil {
-		inputs = map[string]string{}
+	inputs := make(map[string]string, len(g.inputs))
+	for k, v := range g.inputs {
+		if d, ok := v.(digested); ok {
+			inputs[k] = digestInput(s.recordKey, d.v)
+		} else {
+			inputs[k] = fmt.Sprint(v)
+		}
 	}
 	t := Trace{Outcome: g.outcome, Status: info.Status, ExitCode: info.ExitCode, Handler: def.Handler, StartedAt: started, CompletedAt: now,
 		DurationMS: now.Sub(started).Milliseconds(), Inputs: inputs, Version: def.Version, ContentSHA256: def.ContentSHA256,
@@ -186,4 +193,26 @@ func joinIDs(ids []string) string {
 		out += id
 	}
 	return out
+}
+
+// conceal keeps of an attempt that did not pass only what the SIP lets it
+// reveal (config.reveal): with pass_fail, no score and no per-item grade
+// (an agent that sees how many it got right learns the answer key in a few
+// attempts); with none, not even why.
+func conceal(g grade, reveal string) grade {
+	if reveal == "" || reveal == registry.RevealScore {
+		return g
+	}
+	g.score, g.maxScore, g.goal = nil, nil, nil
+	kept := map[string]any{}
+	for _, k := range []string{"session_id", "proctor_agent_id"} {
+		if v, ok := g.details[k]; ok {
+			kept[k] = v
+		}
+	}
+	g.details = kept
+	if reveal == registry.RevealNone {
+		g.reason, g.output = "did not pass", nil
+	}
+	return g
 }

@@ -2,6 +2,7 @@ package evaluation
 
 import (
 	"context"
+	"time"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -61,7 +62,7 @@ func instructionsStarted(ctx context.Context, t *Take, instructions string) (*St
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
-	moved, err := t.s.moveToStarted(ctx, t.Reg)
+	moved, err := t.s.moveToStarted(ctx, t.Reg, time.Time{})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package evaluation
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"time"
 
@@ -28,6 +29,10 @@ type Config struct {
 	Now func() time.Time
 	// Build names the sip build in execution records.
 	Build string
+	// RecordKey keys the digests of inputs in execution records (at least
+	// 32 bytes, shared by every replica; sip serve keeps it in the
+	// database). Without one a random key is made, good for this process.
+	RecordKey []byte
 }
 
 // Service is the runtime of evaluations: the operations agents and
@@ -44,6 +49,7 @@ type Service struct {
 	judgeConfigured bool
 	now             func() time.Time
 	build           string
+	recordKey       []byte
 }
 
 // New builds a service.
@@ -55,6 +61,11 @@ func New(cfg Config) *Service {
 		}{cfg.Versions, cfg.Registrations}}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.recordKey = cfg.RecordKey
+	if len(s.recordKey) == 0 {
+		s.recordKey = make([]byte, 32)
+		rand.Read(s.recordKey)
 	}
 	s.runners = map[string]Runner{}
 	for _, r := range runners {
@@ -116,8 +127,23 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 			return nil, false, r
 		}
 	}
-	return s.regs.Register(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
-		VersionID: e.Current.ID, RegisteredAt: s.now()})
+	if err := s.attemptsLeft(ctx, agentID, e); err != nil {
+		return nil, false, err
+	}
+	for range 2 {
+		now := s.now()
+		reg, created, err := s.regs.Register(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
+			VersionID: e.Current.ID, RegisteredAt: now})
+		if err != nil || created || !reg.Overdue(now) {
+			return reg, created, err
+		}
+		// The open attempt's deadline passed and the sweeper has not
+		// ended it yet: end it now, and register anew.
+		if _, err := s.expire(ctx, reg, now); err != nil {
+			return nil, false, err
+		}
+	}
+	return nil, false, conflict("conflict", "your open attempt at "+e.ID+" is still ending", "Register again in a moment.")
 }
 
 // Take is one operation on an agent's attempt: the caller, the evaluation
@@ -288,7 +314,8 @@ func (s *Service) recordGrade(ctx context.Context, t *Take, g grade) (*Submitted
 	return &Submitted{Result: saved}, nil
 }
 
-// moveToStarted moves a registration to in_progress (again).
-func (s *Service) moveToStarted(ctx context.Context, reg *Registration) (*Registration, error) {
-	return s.regs.MoveRegistration(ctx, reg.ID, []RegistrationStatus{RegRegistered, RegInProgress}, RegInProgress, s.now())
+// moveToStarted moves a registration to in_progress (again); its first
+// start sets its deadline (none when zero).
+func (s *Service) moveToStarted(ctx context.Context, reg *Registration, deadline time.Time) (*Registration, error) {
+	return s.regs.StartAttempt(ctx, reg.ID, s.now(), deadline)
 }

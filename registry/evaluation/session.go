@@ -54,9 +54,13 @@ type Session struct {
 	LastSequence int64
 	CreatedAt    time.Time
 	StartedAt    time.Time
-	// EndsAt bounds a live session (zero: no bound).
+	// EndsAt bounds a session (zero: no bound): messages stop then, and a
+	// session its proctor has not graded GradingGrace after it ends with
+	// not_graded results.
 	EndsAt  time.Time
 	EndedAt time.Time
+	// VersionID is the SIP version whose registrations the session seats.
+	VersionID int64
 }
 
 // Open reports whether messages may be posted at now.
@@ -106,8 +110,9 @@ type SessionStore interface {
 	// participant with role proctor. Returns registry.ErrConflict when another
 	// proctor claimed it, registry.ErrNotFound for an unknown session.
 	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*Session, error)
-	// JoinLive seats the registration in the evaluation's oldest live
-	// session with a free seat that has not ended, first come first
+	// JoinLive seats the registration in the oldest live session of its
+	// evaluation and version with a free seat that has not ended and where
+	// no one (participant or proctor) has the agent's owner, first come first
 	// served, or opens a new one (template gives its evaluation, bounds
 	// and duration); a session becomes active with ends_at when it
 	// reaches its minimum. A registration already seated gets its
@@ -155,6 +160,14 @@ type SessionStore interface {
 	// registry.ErrConflict when proctorID did not claim the session, or the job is
 	// no longer waiting for a grade.
 	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *Result, points float64, at time.Time) (*Result, error)
+	// OverdueSessions lists up to limit active sessions whose ends_at is
+	// at or before before, oldest first.
+	OverdueSessions(ctx context.Context, before time.Time, limit int) ([]*Session, error)
+	// EndSession ends an active session that no proctor graded and records
+	// results (not_graded) for its participants, in one transaction.
+	// Returns registry.ErrConflict when the session is no longer active
+	// (a grade got there first).
+	EndSession(ctx context.Context, sessionID string, results []*Result, at time.Time) ([]*Result, error)
 	// Subscribe follows a session's events: messages posted through this
 	// process, and wake-ups for messages posted on other replicas (on
 	// PostgreSQL, through LISTEN/NOTIFY) and for status changes.

@@ -2,6 +2,7 @@ package evaluation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,7 +38,7 @@ type Worker struct {
 	Timeout     time.Duration
 	MaxAttempts int           // before a job fails (default 5)
 	Poll        time.Duration // how often to look for work when idle (default 500 ms)
-	Concurrency int           // jobs judged at once (default 4)
+	Concurrency int           // jobs judged at once (default 16: judge calls wait on the network, not the CPU)
 }
 
 func (w *Worker) defaults() {
@@ -54,7 +55,7 @@ func (w *Worker) defaults() {
 		w.Poll = 500 * time.Millisecond
 	}
 	if w.Concurrency <= 0 {
-		w.Concurrency = 4
+		w.Concurrency = 16
 	}
 	if w.Log == nil {
 		w.Log = slog.New(slog.DiscardHandler)
@@ -187,7 +188,7 @@ func (w *Worker) fail(ctx context.Context, job *Job, reason string) error {
 	}
 	res, _ := s.newResult(def, reg, grade{outcome: OutcomeInfrastructureFailure, started: job.CreatedAt,
 		reason:    fmt.Sprintf("the judge could not grade it in %d attempts: %s", job.Attempts, reason),
-		execution: []Check{acceptedInTime}, inputs: map[string]string{"submission": HashInput(job.Submission)}}, s.now())
+		execution: []Check{acceptedInTime}, inputs: map[string]any{"submission": digest(json.RawMessage(job.Submission))}}, s.now())
 	return s.jobs.FailJob(ctx, job.ID, reason, res)
 }
 

@@ -45,13 +45,13 @@ var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // tags and no work tree.
 func Fetch(ctx context.Context, o FetchOptions) (registry.Source, error) {
 	if o.Dir == "" {
-		o.Dir = "evaluations"
+		o.Dir = registry.DefaultDir
 	}
 	r, err := resolve(ctx, o)
 	if err != nil {
 		return registry.Source{}, err
 	}
-	src := registry.Source{Commit: r.hash.String(), Name: r.name + "@" + short(r.hash.String())}
+	src := registry.Source{Commit: r.hash.String(), Name: r.name + "@" + short(r.hash.String()), Dir: o.Dir}
 	src.Load = func(ctx context.Context) ([]registry.File, error) {
 		if r.fetch != nil {
 			if err := r.fetch(ctx); err != nil {

@@ -125,3 +125,37 @@ func clamp(v, max float64) float64 {
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+// CertificationScores are the judge's per-prompt scores as they count:
+// clamped to each rubric row's maximum, unknown prompts left out. They are
+// what results store, never the judge's raw numbers.
+func CertificationScores(c *registry.CertificationConfig, v *Verdict) []Score {
+	max := map[string]float64{}
+	for _, r := range c.Rubric {
+		max[r.PromptID] = r.MaxScore
+	}
+	return clampedScores(v, max)
+}
+
+// BenchmarkFreeScores are the judge's per-question scores of free answers
+// as they count: clamped to each question's points, others left out.
+func BenchmarkFreeScores(c *registry.BenchmarkConfig, v *Verdict) []Score {
+	max := map[string]float64{}
+	for _, q := range c.Questions {
+		if !q.MultipleChoice() {
+			max[q.ID] = q.Points
+		}
+	}
+	return clampedScores(v, max)
+}
+
+func clampedScores(v *Verdict, max map[string]float64) []Score {
+	out := []Score{}
+	for _, s := range v.Scores {
+		if m, ok := max[s.PromptID]; ok {
+			s.Score = clamp(s.Score, m)
+			out = append(out, s)
+		}
+	}
+	return out
+}

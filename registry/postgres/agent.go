@@ -104,3 +104,19 @@ func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]stri
 	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error { out[id] = name; return nil })
 	return out, err
 }
+
+// RotateKey replaces an agent's API key if its key id is still oldKeyID.
+func (s *Store) RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "RotateKey(%q)", id)
+	tag, err := s.pool.Exec(ctx, "UPDATE agents SET key_id = $3, key_hash = $4 WHERE id = $1 AND key_id = $2", id, oldKeyID, keyID, keyHash)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		if _, err := s.AgentByID(ctx, id); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the key was rotated meanwhile: %w", registry.ErrConflict)
+	}
+	return s.AgentByID(ctx, id)
+}

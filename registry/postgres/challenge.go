@@ -87,7 +87,7 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 				SELECT `+challengeColumns+` FROM challenges
 				WHERE registration_id = (SELECT id FROM reg) AND used_at IS NULL AND expires_at > $5 ORDER BY created_at DESC LIMIT 1),
 			started AS (
-				UPDATE registrations r SET status = 'in_progress', started_at = COALESCE(r.started_at, $5), challenges = r.challenges + 1
+				UPDATE registrations r SET status = 'in_progress', started_at = COALESCE(r.started_at, $5), deadline_at = $6, challenges = r.challenges + 1
 				FROM reg WHERE r.id = reg.id AND r.challenges = reg.challenges AND r.status IN ('registered', 'in_progress')
 					AND NOT EXISTS (SELECT 1 FROM open) RETURNING r.id),
 			ins AS (
@@ -113,7 +113,8 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 // SetChallengeExpiry changes when an unused challenge expires.
 func (s *Store) SetChallengeExpiry(ctx context.Context, id string, expires time.Time) (err error) {
 	defer wrap(&err, "SetChallengeExpiry")
-	_, err = s.pool.Exec(ctx, "UPDATE challenges SET expires_at = $2 WHERE id = $1 AND used_at IS NULL", id, expires)
+	_, err = s.pool.Exec(ctx, `WITH ch AS (UPDATE challenges SET expires_at = $2 WHERE id = $1 AND used_at IS NULL RETURNING registration_id)
+		UPDATE registrations SET deadline_at = $2 WHERE id = (SELECT registration_id FROM ch) AND status = 'in_progress'`, id, expires)
 	return err
 }
 

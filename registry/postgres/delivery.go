@@ -8,23 +8,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/internal/blob"
 )
 
-var _ registry.DeliveryStore = (*Store)(nil)
+var _ inbox.Store = (*Store)(nil)
 
 const deliveryColumns = `id, event, action, key, payload, status, attempts, received_at, next_attempt_at, lease_until, done_at, last_error`
 
-func scanDelivery(row pgx.Row) (*registry.Delivery, error) {
-	var d registry.Delivery
+func scanDelivery(row pgx.Row) (*inbox.Delivery, error) {
+	var d inbox.Delivery
 	var status string
 	var lease, done *time.Time
 	if err := row.Scan(&d.ID, &d.Event, &d.Action, &d.Key, &d.Payload, &status, &d.Attempts, &d.ReceivedAt, &d.NextAttempt,
 		&lease, &done, &d.LastError); err != nil {
 		return nil, err
 	}
-	d.Status = registry.DeliveryStatus(status)
+	d.Status = inbox.Status(status)
 	payload, err := blob.Decompress(d.Payload)
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func scanDelivery(row pgx.Row) (*registry.Delivery, error) {
 
 // EnqueueDelivery stores a new delivery, or requeues a dead one, in one
 // statement.
-func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ registry.DeliveryStatus, fresh bool, err error) {
+func (s *Store) EnqueueDelivery(ctx context.Context, d *inbox.Delivery) (_ inbox.Status, fresh bool, err error) {
 	defer wrap(&err, "EnqueueDelivery %s", d.ID)
 	var status string
 	var inserted bool
@@ -56,16 +57,16 @@ func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ re
 		if err := s.pool.QueryRow(ctx, "SELECT status FROM deliveries WHERE id = $1", d.ID).Scan(&status); err != nil {
 			return "", false, err
 		}
-		return registry.DeliveryStatus(status), false, nil
+		return inbox.Status(status), false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
-	return registry.DeliveryPending, true, nil
+	return inbox.Pending, true, nil
 }
 
 // Delivery returns a delivery.
-func (s *Store) Delivery(ctx context.Context, id string) (_ *registry.Delivery, err error) {
+func (s *Store) Delivery(ctx context.Context, id string) (_ *inbox.Delivery, err error) {
 	defer wrap(&err, "Delivery %s", id)
 	return scanDelivery(s.pool.QueryRow(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE id = $1", id))
 }
@@ -73,7 +74,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (_ *registry.Delivery, 
 // ClaimDelivery leases the oldest due delivery whose key is free. Claims
 // take a transaction-scoped advisory lock first, so each one sees every
 // earlier claim committed.
-func (s *Store) ClaimDelivery(ctx context.Context, now, lease time.Time) (_ *registry.Delivery, err error) {
+func (s *Store) ClaimDelivery(ctx context.Context, now, lease time.Time) (_ *inbox.Delivery, err error) {
 	defer wrap(&err, "ClaimDelivery")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -126,9 +127,9 @@ func (s *Store) KillDelivery(ctx context.Context, id string, reason string, at t
 }
 
 // DeliveryStats counts deliveries by status.
-func (s *Store) DeliveryStats(ctx context.Context) (_ registry.DeliveryStats, err error) {
+func (s *Store) DeliveryStats(ctx context.Context) (_ inbox.Stats, err error) {
 	defer wrap(&err, "DeliveryStats")
-	var st registry.DeliveryStats
+	var st inbox.Stats
 	var oldest *time.Time
 	err = s.pool.QueryRow(ctx, `SELECT
 		COUNT(*) FILTER (WHERE status = 'pending'), COUNT(*) FILTER (WHERE status = 'processing'),
@@ -149,7 +150,7 @@ func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (_ int, e
 }
 
 // PutRepository adds or updates a repository.
-func (s *Store) PutRepository(ctx context.Context, r *registry.Repository) (err error) {
+func (s *Store) PutRepository(ctx context.Context, r *inbox.Repository) (err error) {
 	defer wrap(&err, "PutRepository %s", r.FullName)
 	_, err = s.pool.Exec(ctx, `INSERT INTO github_repositories AS g (id, installation_id, full_name, default_branch, clone_url, active, updated_at)
 		VALUES ($1, $2, $3, $4, $5, TRUE, $6) ON CONFLICT (id) DO UPDATE SET installation_id = excluded.installation_id,
@@ -173,15 +174,15 @@ func (s *Store) DeactivateRepositories(ctx context.Context, installationID int64
 }
 
 // Repositories lists the active repositories by name.
-func (s *Store) Repositories(ctx context.Context) (_ []*registry.Repository, err error) {
+func (s *Store) Repositories(ctx context.Context) (_ []*inbox.Repository, err error) {
 	defer wrap(&err, "Repositories")
 	rows, err := s.pool.Query(ctx, `SELECT id, installation_id, full_name, default_branch, clone_url, active, updated_at
 		FROM github_repositories WHERE active ORDER BY full_name`)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*registry.Repository, error) {
-		var r registry.Repository
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*inbox.Repository, error) {
+		var r inbox.Repository
 		err := row.Scan(&r.ID, &r.InstallationID, &r.FullName, &r.DefaultBranch, &r.CloneURL, &r.Active, &r.UpdatedAt)
 		r.UpdatedAt = r.UpdatedAt.UTC()
 		return &r, err

@@ -16,7 +16,7 @@ import (
 
 var _ evaluation.EvaluationStore = (*Store)(nil)
 
-const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
+const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at, r.deadline_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
 const openStatuses = `('registered', 'in_progress', 'awaiting_grading')`
 
@@ -28,8 +28,8 @@ func scanRegistration(row pgx.Row) (*evaluation.Registration, error) {
 func scanRegistrationWith(row pgx.Row, extra ...any) (*evaluation.Registration, error) {
 	var r evaluation.Registration
 	var status string
-	var started, completed *time.Time
-	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &r.RegisteredAt, &started, &completed}, extra...)...); err != nil {
+	var started, completed, deadline *time.Time
+	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &r.RegisteredAt, &started, &completed, &deadline}, extra...)...); err != nil {
 		return nil, err
 	}
 	r.Status = evaluation.RegistrationStatus(status)
@@ -39,6 +39,9 @@ func scanRegistrationWith(row pgx.Row, extra ...any) (*evaluation.Registration, 
 	}
 	if completed != nil {
 		r.CompletedAt = completed.UTC()
+	}
+	if deadline != nil {
+		r.Deadline = deadline.UTC()
 	}
 	return &r, nil
 }
@@ -92,6 +95,36 @@ func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*eva
 	defer wrap(&err, "OpenRegistrations")
 	rows, err := s.pool.Query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = $1 AND r.status IN "+openStatuses, agentID)
+	return collect(rows, err, scanRegistration)
+}
+
+// StartAttempt moves a registration to in_progress; the first start sets
+// its start and deadline.
+func (s *Store) StartAttempt(ctx context.Context, id string, at, deadline time.Time) (_ *evaluation.Registration, err error) {
+	defer wrap(&err, "StartAttempt(%q)", id)
+	var dl *time.Time
+	if !deadline.IsZero() {
+		dl = &deadline
+	}
+	out, err := scanRegistration(s.pool.QueryRow(ctx, `WITH up AS (
+			UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, $2),
+				deadline_at = CASE WHEN started_at IS NULL THEN $3 ELSE deadline_at END
+			WHERE id = $1 AND status IN ('registered', 'in_progress') RETURNING *)
+		SELECT `+registrationColumns+` FROM up r JOIN sip_versions v ON v.id = r.version_id`, id, at, dl))
+	if errors.Is(err, pgx.ErrNoRows) {
+		if _, err := s.Registration(ctx, id); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("registration is not registered or in progress: %w", registry.ErrConflict)
+	}
+	return out, err
+}
+
+// OverdueRegistrations lists in-progress registrations past their deadline.
+func (s *Store) OverdueRegistrations(ctx context.Context, now time.Time, limit int) (_ []*evaluation.Registration, err error) {
+	defer wrap(&err, "OverdueRegistrations")
+	rows, err := s.pool.Query(ctx, "SELECT "+registrationColumns+registrationFrom+
+		" WHERE r.status = 'in_progress' AND r.deadline_at <= $1 ORDER BY r.deadline_at, r.id LIMIT $2", now, limit)
 	return collect(rows, err, scanRegistration)
 }
 
@@ -186,7 +219,10 @@ func recordResult(ctx context.Context, tx pgx.Tx, r *evaluation.Result, points f
 		out.Score, out.MaxScore, out.PointsEarned, details, trace, out.CompletedAt, expires, string(out.EndedAs())); err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, "UPDATE registrations SET status = $3, completed_at = $1 WHERE id = $2",
+	// The registration ends; a job still waiting for the submission will
+	// never get it.
+	if _, err := tx.Exec(ctx, `WITH reg AS (UPDATE registrations SET status = $3, completed_at = $1 WHERE id = $2)
+		UPDATE jobs SET status = 'expired', updated_at = $1 WHERE registration_id = $2 AND status = 'pending'`,
 		out.CompletedAt, out.RegistrationID, string(evaluation.EndedStatus(out.EndedAs()))); err != nil {
 		return nil, err
 	}
@@ -298,7 +334,8 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 // PassCounts counts the agents that passed each evaluation.
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
-	rows, err := s.pool.Query(ctx, "SELECT evaluation_id, COUNT(DISTINCT agent_id) FROM results WHERE passed GROUP BY evaluation_id")
+	rows, err := s.pool.Query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
+		WHERE r.passed AND a.results_public GROUP BY r.evaluation_id`)
 	if err != nil {
 		return nil, err
 	}

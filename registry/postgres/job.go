@@ -168,3 +168,17 @@ func (s *Store) CompleteJob(ctx context.Context, id string, r *evaluation.Result
 	}
 	return out, tx.Commit(ctx)
 }
+
+// JobStats counts the queue's jobs.
+func (s *Store) JobStats(ctx context.Context) (_ evaluation.JobStats, err error) {
+	defer wrap(&err, "JobStats")
+	var st evaluation.JobStats
+	var oldest *time.Time
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'submitted'), count(*) FILTER (WHERE status = 'judging'),
+		count(*) FILTER (WHERE status = 'failed'), min(updated_at) FILTER (WHERE status = 'submitted')
+		FROM jobs WHERE status IN ('submitted', 'judging', 'failed')`).Scan(&st.Waiting, &st.Judging, &st.Failed, &oldest)
+	if oldest != nil {
+		st.OldestWaiting = oldest.UTC()
+	}
+	return st, err
+}

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
@@ -35,8 +36,12 @@ func TestEvaluationStore(t *testing.T) {
 	registrytest.RunEvaluationStoreTests(t, func(t *testing.T) registrytest.FullStore { return MustOpen(t) })
 }
 
+func TestJobStore(t *testing.T) {
+	registrytest.RunJobStoreTests(t, func(t *testing.T) registrytest.JobFullStore { return MustOpen(t) })
+}
+
 func TestDeliveryStore(t *testing.T) {
-	registrytest.RunDeliveryStoreTests(t, func(t *testing.T) registry.DeliveryStore { return MustOpen(t) })
+	registrytest.RunDeliveryStoreTests(t, func(t *testing.T) inbox.Store { return MustOpen(t) })
 }
 
 func TestSessionStore(t *testing.T) {

@@ -15,17 +15,21 @@ import (
 var _ evaluation.SessionStore = (*Store)(nil)
 
 const sessionColumns = `s.id, s.evaluation_id, s.kind, s.status, s.registration_id, s.proctor_id, s.min_participants, s.max_participants,
-	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at`
+	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at, s.version_id`
 
 func scanSession(row pgx.Row, extra ...any) (*evaluation.Session, error) {
 	var s evaluation.Session
 	var kind, status string
 	var reg, proctor *string
 	var started, ends, ended *time.Time
+	var version *int64
 	dest := append([]any{&s.ID, &s.EvaluationID, &kind, &status, &reg, &proctor, &s.MinParticipants, &s.MaxParticipants,
-		&s.Participants, &s.LastSequence, &s.CreatedAt, &started, &ends, &ended}, extra...)
+		&s.Participants, &s.LastSequence, &s.CreatedAt, &started, &ends, &ended, &version}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
+	}
+	if version != nil {
+		s.VersionID = *version
 	}
 	s.Kind, s.Status = evaluation.SessionKind(kind), evaluation.SessionStatus(status)
 	if reg != nil {
@@ -66,8 +70,8 @@ func (s *Store) ClaimRegistration(ctx context.Context, sess *evaluation.Session,
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `INSERT INTO sessions (id, evaluation_id, kind, status, registration_id, proctor_id, min_participants,
-		max_participants, participants, created_at, started_at) VALUES ($1, $2, 'proctored', 'active', $3, $4, 1, 1, 1, $5, $5)`,
-		sess.ID, sess.EvaluationID, sess.RegistrationID, proctorID, sess.CreatedAt); err != nil {
+		max_participants, participants, created_at, started_at, ends_at, version_id) VALUES ($1, $2, 'proctored', 'active', $3, $4, 1, 1, 1, $5, $5, $6, $7)`,
+		sess.ID, sess.EvaluationID, sess.RegistrationID, proctorID, sess.CreatedAt, nullTime(sess.EndsAt), sess.VersionID); err != nil {
 		return nil, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO session_participants (session_id, agent_id, role, registration_id, joined_at)
@@ -133,12 +137,15 @@ func (s *Store) JoinLive(ctx context.Context, tmpl *evaluation.Session, reg *eva
 		return nil, err
 	}
 	var id string
-	err = tx.QueryRow(ctx, `SELECT id FROM sessions WHERE evaluation_id = $1 AND kind = 'live_class_work' AND status IN ('forming', 'active')
-		AND participants < max_participants AND (ends_at IS NULL OR ends_at > $2) ORDER BY created_at, id LIMIT 1`, tmpl.EvaluationID, at).Scan(&id)
+	err = tx.QueryRow(ctx, `SELECT id FROM sessions WHERE evaluation_id = $1 AND version_id = $3 AND kind = 'live_class_work'
+		AND status IN ('forming', 'active') AND participants < max_participants AND (ends_at IS NULL OR ends_at > $2)
+		AND NOT EXISTS (SELECT 1 FROM session_participants p JOIN agents a ON a.id = p.agent_id
+			WHERE p.session_id = sessions.id AND a.owner <> '' AND lower(a.owner) = (SELECT lower(owner) FROM agents WHERE id = $4))
+		ORDER BY created_at, id LIMIT 1`, tmpl.EvaluationID, at, reg.VersionID, reg.AgentID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		id = tmpl.ID
-		_, err = tx.Exec(ctx, `INSERT INTO sessions (id, evaluation_id, kind, status, min_participants, max_participants, created_at)
-			VALUES ($1, $2, 'live_class_work', 'forming', $3, $4, $5)`, id, tmpl.EvaluationID, tmpl.MinParticipants, tmpl.MaxParticipants, at)
+		_, err = tx.Exec(ctx, `INSERT INTO sessions (id, evaluation_id, kind, status, min_participants, max_participants, created_at, version_id)
+			VALUES ($1, $2, 'live_class_work', 'forming', $3, $4, $5, $6)`, id, tmpl.EvaluationID, tmpl.MinParticipants, tmpl.MaxParticipants, at, reg.VersionID)
 	}
 	if err != nil {
 		return nil, err
@@ -351,18 +358,27 @@ func (s *Store) Messages(ctx context.Context, sessionID string, since int64, lim
 // GradeSession ends a session and records its results at once.
 func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "GradeSession")
+	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = $2, started_at = COALESCE(started_at, $2)
+		WHERE id = $1 AND proctor_id = $3 AND status <> 'ended'`, []any{sessionID, at, proctorID},
+		"is not this proctor's to grade, or was graded", results, points)
+}
+
+// endSession ends a session with one conditional UPDATE (end, whose $1 is
+// the session and $2 the time) and records its results, in one
+// transaction, then wakes its streams on every replica. It returns
+// ErrConflict, saying why, when the UPDATE matched nothing.
+func (s *Store) endSession(ctx context.Context, sessionID, end string, args []any, why string, results []*evaluation.Result, points float64) ([]*evaluation.Result, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	tag, err := tx.Exec(ctx, `UPDATE sessions SET status = 'ended', ended_at = $3, started_at = COALESCE(started_at, $3)
-		WHERE id = $1 AND proctor_id = $2 AND status <> 'ended'`, sessionID, proctorID, at)
+	tag, err := tx.Exec(ctx, end, args...)
 	if err != nil {
 		return nil, err
 	}
 	if tag.RowsAffected() == 0 {
-		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
+		return nil, fmt.Errorf("session %s %s: %w", sessionID, why, registry.ErrConflict)
 	}
 	out := make([]*evaluation.Result, 0, len(results))
 	for _, r := range results {
@@ -380,6 +396,22 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 	}
 	s.broker.Publish(sessionID, nil)
 	return out, nil
+}
+
+// OverdueSessions lists active sessions that ended at or before before.
+func (s *Store) OverdueSessions(ctx context.Context, before time.Time, limit int) (_ []*evaluation.Session, err error) {
+	defer wrap(&err, "OverdueSessions")
+	rows, err := s.pool.Query(ctx, "SELECT "+sessionColumns+` FROM sessions s WHERE s.status = 'active' AND s.ends_at <= $1
+		ORDER BY s.ends_at, s.id LIMIT $2`, before, limit)
+	return collect(rows, err, func(row pgx.Row) (*evaluation.Session, error) { return scanSession(row) })
+}
+
+// EndSession ends an ungraded session and records its participants'
+// results at once.
+func (s *Store) EndSession(ctx context.Context, sessionID string, results []*evaluation.Result, at time.Time) (_ []*evaluation.Result, err error) {
+	defer wrap(&err, "EndSession")
+	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = $2 WHERE id = $1 AND status = 'active'`,
+		[]any{sessionID, at}, "is not active", results, 0)
 }
 
 // GradeJob ends a session, records the proctor's result of a judging job

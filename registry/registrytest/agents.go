@@ -28,6 +28,7 @@ func RunAgentStoreTests(t *testing.T, open AgentOpener) {
 		{"Update", testAgentUpdate},
 		{"ClaimOnce", testAgentClaim},
 		{"ConcurrentRegistrations", testAgentConcurrentCreate},
+		{"RotateKeyOnce", testAgentRotateKey},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -181,5 +182,49 @@ func testAgentConcurrentCreate(t *testing.T, s registry.AgentStore) {
 	wg.Wait()
 	if wins.Load() != 1 {
 		t.Errorf("%d registrations of one name won, want 1", wins.Load())
+	}
+}
+
+// testAgentRotateKey: of concurrent rotations from one key, one wins; the
+// old key id no longer finds the agent, the new one does.
+func testAgentRotateKey(t *testing.T, s registry.AgentStore) {
+	a, _ := mustAgent(t, s, "rotator")
+	var wins atomic.Int32
+	newIDs := make([]string, 6)
+	var wg sync.WaitGroup
+	for i := range newIDs {
+		wg.Go(func() {
+			keyID, keyHash, _, err := registry.NewAPIKey()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, err = s.RotateKey(t.Context(), a.ID, a.KeyID, keyID, keyHash)
+			switch {
+			case err == nil:
+				wins.Add(1)
+				newIDs[i] = keyID
+			case !errors.Is(err, registry.ErrConflict):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d rotations from one key won, want 1", wins.Load())
+	}
+	if _, err := s.AgentByKeyID(t.Context(), a.KeyID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("the old key id still finds the agent: %v", err)
+	}
+	for _, id := range newIDs {
+		if id == "" {
+			continue
+		}
+		if got, err := s.AgentByKeyID(t.Context(), id); err != nil || got.ID != a.ID {
+			t.Errorf("the new key id finds %+v, %v", got, err)
+		}
+	}
+	if _, err := s.RotateKey(t.Context(), "agt_none", "x", "y", strings.Repeat("0", 64)); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("rotating an unknown agent: %v, want ErrNotFound", err)
 	}
 }

@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 )
 
 // RunDeliveryStoreTests runs the GitHub App's inbox half of the
 // conformance suite.
-func RunDeliveryStoreTests(t *testing.T, open func(t *testing.T) registry.DeliveryStore) {
+func RunDeliveryStoreTests(t *testing.T, open func(t *testing.T) inbox.Store) {
 	for _, tc := range []struct {
 		name string
-		fn   func(*testing.T, registry.DeliveryStore)
+		fn   func(*testing.T, inbox.Store)
 	}{
 		{"EnqueueOnce", testDeliveryEnqueueOnce},
 		{"DeadIsRequeued", testDeliveryDeadRequeued},
@@ -34,11 +35,11 @@ func RunDeliveryStoreTests(t *testing.T, open func(t *testing.T) registry.Delive
 	}
 }
 
-func delivery(id, key string, at time.Time) *registry.Delivery {
-	return &registry.Delivery{ID: id, Event: "pull_request", Action: "opened", Key: key, Payload: []byte(`{"n":1}`), ReceivedAt: at}
+func delivery(id, key string, at time.Time) *inbox.Delivery {
+	return &inbox.Delivery{ID: id, Event: "pull_request", Action: "opened", Key: key, Payload: []byte(`{"n":1}`), ReceivedAt: at}
 }
 
-func enqueue(t *testing.T, s registry.DeliveryStore, d *registry.Delivery) (registry.DeliveryStatus, bool) {
+func enqueue(t *testing.T, s inbox.Store, d *inbox.Delivery) (inbox.Status, bool) {
 	t.Helper()
 	st, fresh, err := s.EnqueueDelivery(t.Context(), d)
 	if err != nil {
@@ -47,7 +48,7 @@ func enqueue(t *testing.T, s registry.DeliveryStore, d *registry.Delivery) (regi
 	return st, fresh
 }
 
-func claim(t *testing.T, s registry.DeliveryStore, now time.Time) *registry.Delivery {
+func claim(t *testing.T, s inbox.Store, now time.Time) *inbox.Delivery {
 	t.Helper()
 	d, err := s.ClaimDelivery(t.Context(), now, now.Add(time.Minute))
 	if errors.Is(err, registry.ErrNotFound) {
@@ -59,11 +60,11 @@ func claim(t *testing.T, s registry.DeliveryStore, now time.Time) *registry.Deli
 	return d
 }
 
-func testDeliveryEnqueueOnce(t *testing.T, s registry.DeliveryStore) {
-	if st, fresh := enqueue(t, s, delivery("d1", "", t0)); st != registry.DeliveryPending || !fresh {
+func testDeliveryEnqueueOnce(t *testing.T, s inbox.Store) {
+	if st, fresh := enqueue(t, s, delivery("d1", "", t0)); st != inbox.Pending || !fresh {
 		t.Fatalf("first enqueue = %s, %v", st, fresh)
 	}
-	if st, fresh := enqueue(t, s, delivery("d1", "", t0)); st != registry.DeliveryPending || fresh {
+	if st, fresh := enqueue(t, s, delivery("d1", "", t0)); st != inbox.Pending || fresh {
 		t.Fatalf("second enqueue while pending = %s, %v; want pending, not fresh", st, fresh)
 	}
 	d := claim(t, s, t0)
@@ -73,7 +74,7 @@ func testDeliveryEnqueueOnce(t *testing.T, s registry.DeliveryStore) {
 	if err := s.CompleteDelivery(t.Context(), "d1", t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if st, fresh := enqueue(t, s, delivery("d1", "", t0.Add(time.Hour))); st != registry.DeliveryDone || fresh {
+	if st, fresh := enqueue(t, s, delivery("d1", "", t0.Add(time.Hour))); st != inbox.Done || fresh {
 		t.Fatalf("enqueue of a done delivery = %s, %v; want done, not fresh", st, fresh)
 	}
 	if d := claim(t, s, t0.Add(2*time.Hour)); d != nil {
@@ -81,7 +82,7 @@ func testDeliveryEnqueueOnce(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryDeadRequeued(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryDeadRequeued(t *testing.T, s inbox.Store) {
 	enqueue(t, s, delivery("d1", "", t0))
 	claim(t, s, t0)
 	if err := s.KillDelivery(t.Context(), "d1", "permanent", t0); err != nil {
@@ -90,7 +91,7 @@ func testDeliveryDeadRequeued(t *testing.T, s registry.DeliveryStore) {
 	if d := claim(t, s, t0.Add(time.Hour)); d != nil {
 		t.Fatalf("a dead delivery was claimed: %+v", d)
 	}
-	if st, fresh := enqueue(t, s, delivery("d1", "", t0.Add(time.Hour))); st != registry.DeliveryPending || !fresh {
+	if st, fresh := enqueue(t, s, delivery("d1", "", t0.Add(time.Hour))); st != inbox.Pending || !fresh {
 		t.Fatalf("redelivery of a dead delivery = %s, %v; want pending, fresh", st, fresh)
 	}
 	d := claim(t, s, t0.Add(time.Hour))
@@ -99,7 +100,7 @@ func testDeliveryDeadRequeued(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryLifecycle(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryLifecycle(t *testing.T, s inbox.Store) {
 	ctx := t.Context()
 	enqueue(t, s, delivery("d1", "", t0))
 	claim(t, s, t0)
@@ -123,7 +124,7 @@ func testDeliveryLifecycle(t *testing.T, s registry.DeliveryStore) {
 		}
 	}
 	got, err := s.Delivery(ctx, "d1")
-	if err != nil || got.Status != registry.DeliveryPending {
+	if err != nil || got.Status != inbox.Pending {
 		t.Fatalf("Delivery = %+v, %v", got, err)
 	}
 	if _, err := s.Delivery(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
@@ -131,7 +132,7 @@ func testDeliveryLifecycle(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryLeaseExpiry(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryLeaseExpiry(t *testing.T, s inbox.Store) {
 	enqueue(t, s, delivery("d1", "k", t0))
 	if d := claim(t, s, t0); d == nil {
 		t.Fatal("nothing claimed")
@@ -146,7 +147,7 @@ func testDeliveryLeaseExpiry(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryKeySerialised(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryKeySerialised(t *testing.T, s inbox.Store) {
 	enqueue(t, s, delivery("a1", "repo:1/pull:2", t0))
 	enqueue(t, s, delivery("a2", "repo:1/pull:2", t0.Add(time.Millisecond)))
 	enqueue(t, s, delivery("b1", "repo:1/pull:3", t0.Add(2*time.Millisecond)))
@@ -166,7 +167,7 @@ func testDeliveryKeySerialised(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryConcurrentClaims(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryConcurrentClaims(t *testing.T, s inbox.Store) {
 	const n = 40
 	for i := range n {
 		key := fmt.Sprintf("k%d", i%10) // ten keys, four deliveries each
@@ -226,7 +227,7 @@ func testDeliveryConcurrentClaims(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryConcurrentEnqueue(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryConcurrentEnqueue(t *testing.T, s inbox.Store) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	fresh := 0
@@ -252,7 +253,7 @@ func testDeliveryConcurrentEnqueue(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testDeliveryStatsPrune(t *testing.T, s registry.DeliveryStore) {
+func testDeliveryStatsPrune(t *testing.T, s inbox.Store) {
 	ctx := t.Context()
 	for i := range 4 {
 		enqueue(t, s, delivery(fmt.Sprintf("d%d", i), "", t0.Add(time.Duration(i)*time.Second)))
@@ -266,7 +267,7 @@ func testDeliveryStatsPrune(t *testing.T, s registry.DeliveryStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := registry.DeliveryStats{Pending: 1, Processing: 1, Done: 1, Dead: 1, OldestPending: t0.Add(3 * time.Second)}
+	want := inbox.Stats{Pending: 1, Processing: 1, Done: 1, Dead: 1, OldestPending: t0.Add(3 * time.Second)}
 	if st != want {
 		t.Errorf("stats = %+v, want %+v", st, want)
 	}
@@ -279,21 +280,21 @@ func testDeliveryStatsPrune(t *testing.T, s registry.DeliveryStore) {
 	}
 }
 
-func testRepositories(t *testing.T, s registry.DeliveryStore) {
+func testRepositories(t *testing.T, s inbox.Store) {
 	ctx := t.Context()
-	put := func(r registry.Repository) {
+	put := func(r inbox.Repository) {
 		t.Helper()
 		r.UpdatedAt = t0
 		if err := s.PutRepository(ctx, &r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(registry.Repository{ID: 2, InstallationID: 7, FullName: "octo/sips", DefaultBranch: "main", CloneURL: "https://example/octo/sips.git"})
-	put(registry.Repository{ID: 1, InstallationID: 7, FullName: "octo/another"})
-	put(registry.Repository{ID: 3, InstallationID: 8, FullName: "zed/sips", DefaultBranch: "trunk"})
+	put(inbox.Repository{ID: 2, InstallationID: 7, FullName: "octo/sips", DefaultBranch: "main", CloneURL: "https://example/octo/sips.git"})
+	put(inbox.Repository{ID: 1, InstallationID: 7, FullName: "octo/another"})
+	put(inbox.Repository{ID: 3, InstallationID: 8, FullName: "zed/sips", DefaultBranch: "trunk"})
 	// An installation event names the repository without its branch: what
 	// was known stays.
-	put(registry.Repository{ID: 2, InstallationID: 7, FullName: "octo/sips"})
+	put(inbox.Repository{ID: 2, InstallationID: 7, FullName: "octo/sips"})
 	if err := s.DeactivateRepositories(ctx, 7, []int64{1}, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -307,12 +308,12 @@ func testRepositories(t *testing.T, s registry.DeliveryStore) {
 	if err := s.DeactivateRepositories(ctx, 8, nil, t0); err != nil {
 		t.Fatal(err)
 	}
-	put(registry.Repository{ID: 1, InstallationID: 7, FullName: "octo/another"}) // added back
+	put(inbox.Repository{ID: 1, InstallationID: 7, FullName: "octo/another"}) // added back
 	rs, _ = s.Repositories(ctx)
 	if len(rs) != 2 || rs[0].FullName != "octo/another" || rs[1].FullName != "octo/sips" {
 		t.Fatalf("after uninstalling 8 and adding 1 back: %+v", rs)
 	}
-	if err := s.PutRepository(ctx, &registry.Repository{ID: 9, FullName: "no-slash", UpdatedAt: t0}); !errors.Is(err, registry.ErrInvalid) {
+	if err := s.PutRepository(ctx, &inbox.Repository{ID: 9, FullName: "no-slash", UpdatedAt: t0}); !errors.Is(err, registry.ErrInvalid) {
 		t.Errorf("a repository name without owner: %v, want ErrInvalid", err)
 	}
 }

@@ -31,6 +31,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 	}{
 		{"RegisterOnce", testRegisterOnce},
 		{"MoveRegistration", testMoveRegistration},
+		{"DeadlinesAndOverdue", testDeadlines},
 		{"Challenges", testChallenges},
 		{"StartChallengeOnce", testStartChallengeOnce},
 		{"OneResultAndPointsOnce", testResultsAndPoints},
@@ -413,5 +414,52 @@ func testPassCounts(t *testing.T, s FullStore) {
 	}
 	if names, err := s.AgentNames(ctx, nil); err != nil || len(names) != 0 {
 		t.Errorf("no ids: %v, %v", names, err)
+	}
+}
+
+func testDeadlines(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	r, _, err := s.Register(ctx, newRegistration(t, agent, alpha, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := s.StartAttempt(ctx, r.ID, t0, t0.Add(10*time.Minute))
+	if err != nil || started.Status != evaluation.RegInProgress || !started.StartedAt.Equal(t0) || !started.Deadline.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("StartAttempt = %+v, %v", started, err)
+	}
+	// Starting again moves neither the start nor the deadline.
+	again, err := s.StartAttempt(ctx, r.ID, t0.Add(5*time.Minute), t0.Add(15*time.Minute))
+	if err != nil || !again.StartedAt.Equal(t0) || !again.Deadline.Equal(t0.Add(10*time.Minute)) {
+		t.Errorf("StartAttempt again = %+v, %v; want the first start and deadline", again, err)
+	}
+	other, _ := mustAgent(t, s, fmt.Sprintf("deadline-%d", time.Now().UnixNano()%1e9))
+	r2, _, _ := s.Register(ctx, newRegistration(t, other, alpha, 1))
+	if _, err := s.StartAttempt(ctx, r2.ID, t0, time.Time{}); err != nil { // no deadline
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		now  time.Time
+		want int
+	}{{t0.Add(10*time.Minute - time.Second), 0}, {t0.Add(10 * time.Minute), 1}, {t0.Add(1000 * time.Hour), 1}} {
+		got, err := s.OverdueRegistrations(ctx, tt.now, 10)
+		if err != nil || len(got) != tt.want || tt.want == 1 && got[0].ID != r.ID {
+			t.Errorf("OverdueRegistrations(%s) = %d, %v; want %d", tt.now.Sub(t0), len(got), err, tt.want)
+		}
+	}
+	if !started.Overdue(t0.Add(10*time.Minute)) || started.Overdue(t0) {
+		t.Error("Overdue disagrees with the deadline")
+	}
+	if _, err := s.RecordResult(ctx, result(started, false, t0.Add(11*time.Minute)), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.OverdueRegistrations(ctx, t0.Add(time.Hour), 10); len(got) != 0 {
+		t.Errorf("an attempt that ended is still overdue: %+v", got)
+	}
+	if _, err := s.StartAttempt(ctx, r.ID, t0, time.Time{}); !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("starting an ended attempt: %v, want ErrConflict", err)
+	}
+	if _, err := s.StartAttempt(ctx, "reg_none", t0, time.Time{}); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("starting an unknown attempt: %v, want ErrNotFound", err)
 	}
 }

@@ -31,6 +31,8 @@ func RunSessionStoreTests(t *testing.T, open func(t *testing.T) SessionFullStore
 		{"ClosedSessionsRefuseMessages", testClosedSessions},
 		{"LiveSeatsFirstComeFirstServed", testLiveSeats},
 		{"GradeOnceByTheProctor", testGradeSession},
+		{"OverdueSessionsEndOnce", testEndSession},
+		{"LiveSeatsOneVersion", testLiveSeatsOneVersion},
 		{"PendingAndSubscribe", testPendingAndSubscribe},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -385,5 +387,98 @@ func testPendingAndSubscribe(t *testing.T, s SessionFullStore) {
 	sessions, roles, err := s.AgentSessions(t.Context(), agents[0].ID)
 	if err != nil || len(sessions) != 1 || sessions[0].ID != sess.ID || roles[0] != evaluation.RoleCandidate {
 		t.Errorf("agent sessions = %+v %v, %v", sessions, roles, err)
+	}
+}
+
+// testEndSession: a session past its end is listed as overdue, and ending
+// it races a grade: of the two, one wins and every participant has one
+// result.
+func testEndSession(t *testing.T, s SessionFullStore) {
+	for round := range 3 {
+		agents, proctored, _ := sessionWorld(t, s, 2)
+		proctor, cand := agents[0], agents[1]
+		reg := startedRegistration(t, s, cand, proctored)
+		sess, err := s.ClaimRegistration(t.Context(), &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: proctored.ID,
+			RegistrationID: reg.ID, VersionID: reg.VersionID, CreatedAt: t0, EndsAt: t0.Add(10 * time.Minute)}, proctor.ID, cand.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sess.EndsAt.Equal(t0.Add(10*time.Minute)) || sess.VersionID != reg.VersionID {
+			t.Errorf("claimed session %+v; want ends_at and the version kept", sess)
+		}
+		overdue := func(before time.Time) bool {
+			got, err := s.OverdueSessions(t.Context(), before, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range got {
+				if o.ID == sess.ID {
+					return true
+				}
+			}
+			return false
+		}
+		if overdue(t0.Add(10*time.Minute - time.Second)) {
+			t.Error("a session is overdue before its end")
+		}
+		if !overdue(t0.Add(10 * time.Minute)) {
+			t.Fatal("a session past its end is not overdue")
+		}
+		res := func(outcome evaluation.Outcome) []*evaluation.Result {
+			r := result(reg, outcome == evaluation.OutcomePassed, t0.Add(time.Hour))
+			r.ID, r.Outcome = registry.NewID("res_"), outcome
+			return []*evaluation.Result{r}
+		}
+		var graded, ended error
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, graded = s.GradeSession(t.Context(), sess.ID, proctor.ID, res(evaluation.OutcomePassed), 5, t0.Add(time.Hour))
+		})
+		wg.Go(func() {
+			_, ended = s.EndSession(t.Context(), sess.ID, res(evaluation.OutcomeNotGraded), t0.Add(time.Hour))
+		})
+		wg.Wait()
+		if (graded == nil) == (ended == nil) || graded != nil && !errors.Is(graded, registry.ErrConflict) || ended != nil && !errors.Is(ended, registry.ErrConflict) {
+			t.Fatalf("round %d: grade %v, end %v; want exactly one to win and the other ErrConflict", round, graded, ended)
+		}
+		rs, _, err := s.Results(t.Context(), evaluation.ResultFilter{AgentID: cand.ID, Viewer: cand.ID, Limit: 10})
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("round %d: %d results, %v; want one", round, len(rs), err)
+		}
+		if want := map[bool]evaluation.Outcome{true: evaluation.OutcomePassed, false: evaluation.OutcomeNotGraded}[graded == nil]; rs[0].EndedAs() != want {
+			t.Errorf("round %d: outcome %s, want %s", round, rs[0].EndedAs(), want)
+		}
+		if overdue(t0.Add(1000 * time.Hour)) {
+			t.Errorf("round %d: an ended session is still overdue", round)
+		}
+	}
+}
+
+// testLiveSeatsOneVersion: registrations of two versions of one SIP are
+// never seated together.
+func testLiveSeatsOneVersion(t *testing.T, s SessionFullStore) {
+	agents, _, live := sessionWorld(t, s, 2)
+	v1 := startedRegistration(t, s, agents[0], live)
+	changed := siptestSIP(2, "live-eval")
+	changed.Content = []byte(strings.NewReplacer(`version: "1.0.0"`, `version: "1.1.0"`, "updated_at: 2026-01-01", "updated_at: 2026-01-02").Replace(string(changed.Content)))
+	mustSync(t, s, []registry.File{siptestSIP(1, "proctored-eval"), changed}, "c2", t0)
+	live, _ = s.Entry(t.Context(), "live-eval")
+	v2 := startedRegistration(t, s, agents[1], live)
+	if v1.VersionID == v2.VersionID {
+		t.Fatal("the resync made no new version")
+	}
+	tmpl := func() *evaluation.Session {
+		return &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: live.ID, MinParticipants: 2, MaxParticipants: 4}
+	}
+	s1, err := s.JoinLive(t.Context(), tmpl(), v1, time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := s.JoinLive(t.Context(), tmpl(), v2, time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.ID == s2.ID || s1.VersionID != v1.VersionID || s2.VersionID != v2.VersionID {
+		t.Errorf("sessions %s (version %d) and %s (version %d); want one per version", s1.ID, s1.VersionID, s2.ID, s2.VersionID)
 	}
 }

@@ -4,6 +4,7 @@
 package registrytest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ func RunStoreTests(t *testing.T, open Opener) {
 		{"FailedApplyWritesNothing", testAtomic},
 		{"ConcurrentSyncs", testConcurrentSyncs},
 		{"Certification", testCertificationRoundTrip},
+		{"SecretsMadeOnce", testSecrets},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -451,4 +453,38 @@ func number(v any) (float64, bool) {
 		return float64(n), true
 	}
 	return 0, false
+}
+
+// testSecrets: concurrent callers with different candidates all get the
+// first secret stored, and it never changes.
+func testSecrets(t *testing.T, s registry.Store) {
+	ss, ok := s.(registry.SecretStore)
+	if !ok {
+		t.Fatal("the store keeps no secrets")
+	}
+	got := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			candidate := bytes.Repeat([]byte{byte(i + 1)}, 32)
+			var err error
+			if got[i], err = ss.Secret(t.Context(), "record-digest", candidate); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range got {
+		if !bytes.Equal(got[i], got[0]) || len(got[i]) != 32 {
+			t.Fatalf("caller %d got %x, caller 0 %x; want one secret", i, got[i], got[0])
+		}
+	}
+	again, err := ss.Secret(t.Context(), "record-digest", bytes.Repeat([]byte{0xff}, 32))
+	if err != nil || !bytes.Equal(again, got[0]) {
+		t.Errorf("the secret changed: %x, %v", again, err)
+	}
+	other, err := ss.Secret(t.Context(), "another", bytes.Repeat([]byte{0xee}, 32))
+	if err != nil || bytes.Equal(other, got[0]) {
+		t.Errorf("another name shares the secret: %x, %v", other, err)
+	}
 }

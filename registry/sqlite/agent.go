@@ -133,3 +133,19 @@ func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]stri
 	}
 	return out, err
 }
+
+// RotateKey replaces an agent's API key if its key id is still oldKeyID.
+func (s *Store) RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (_ *registry.Agent, err error) {
+	defer wrap(&err, "RotateKey(%q)", id)
+	res, err := s.exec(ctx, "UPDATE agents SET key_id = ?, key_hash = ? WHERE id = ? AND key_id = ?", keyID, keyHash, id, oldKeyID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.AgentByID(ctx, id); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the key was rotated meanwhile: %w", registry.ErrConflict)
+	}
+	return s.AgentByID(ctx, id)
+}

@@ -101,8 +101,8 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?) WHERE id = ?`,
-		formatTime(c.CreatedAt), regID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?), deadline_at = ? WHERE id = ?`,
+		formatTime(c.CreatedAt), formatTime(c.ExpiresAt), regID); err != nil {
 		return nil, false, err
 	}
 	out := *c
@@ -117,8 +117,19 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 // SetChallengeExpiry changes when an unused challenge expires.
 func (s *Store) SetChallengeExpiry(ctx context.Context, id string, expires time.Time) (err error) {
 	defer wrap(&err, "SetChallengeExpiry")
-	_, err = s.exec(ctx, "UPDATE challenges SET expires_at = ? WHERE id = ? AND used_at IS NULL", formatTime(expires), id)
-	return err
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := tx.ExecContext(ctx, "UPDATE challenges SET expires_at = ? WHERE id = ? AND used_at IS NULL", formatTime(expires), id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET deadline_at = ?
+		WHERE id = (SELECT registration_id FROM challenges WHERE id = ? AND used_at IS NULL) AND status = 'in_progress'`, formatTime(expires), id); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // AnswerChallenge uses a challenge and records its result together.

@@ -6,22 +6,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/internal/blob"
 )
 
-var _ registry.DeliveryStore = (*Store)(nil)
+var _ inbox.Store = (*Store)(nil)
 
 const deliveryColumns = `id, event, action, key, payload, status, attempts, received_at, next_attempt_at, lease_until, done_at, last_error`
 
-func scanDelivery(row scanner) (*registry.Delivery, error) {
-	var d registry.Delivery
+func scanDelivery(row scanner) (*inbox.Delivery, error) {
+	var d inbox.Delivery
 	var status, received, next string
 	var lease, done sql.NullString
 	if err := row.Scan(&d.ID, &d.Event, &d.Action, &d.Key, &d.Payload, &status, &d.Attempts, &received, &next, &lease, &done, &d.LastError); err != nil {
 		return nil, err
 	}
-	d.Status = registry.DeliveryStatus(status)
+	d.Status = inbox.Status(status)
 	payload, err := blob.Decompress(d.Payload)
 	if err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func scanDelivery(row scanner) (*registry.Delivery, error) {
 }
 
 // EnqueueDelivery stores a new delivery, or requeues a dead one.
-func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ registry.DeliveryStatus, fresh bool, err error) {
+func (s *Store) EnqueueDelivery(ctx context.Context, d *inbox.Delivery) (_ inbox.Status, fresh bool, err error) {
 	defer wrap(&err, "EnqueueDelivery %s", d.ID)
 	at := formatTime(d.ReceivedAt)
 	// One statement in the common case (a new delivery), so the
@@ -52,7 +53,7 @@ func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ re
 		return "", false, err
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		return registry.DeliveryPending, true, nil
+		return inbox.Pending, true, nil
 	}
 	// Known: a dead one is queued again, anything else stays as it is.
 	res, err = s.exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL
@@ -61,24 +62,24 @@ func (s *Store) EnqueueDelivery(ctx context.Context, d *registry.Delivery) (_ re
 		return "", false, err
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		return registry.DeliveryPending, true, nil
+		return inbox.Pending, true, nil
 	}
 	var status string
 	if err := s.queryRow(ctx, "SELECT status FROM deliveries WHERE id = ?", d.ID).Scan(&status); err != nil {
 		return "", false, err
 	}
-	return registry.DeliveryStatus(status), false, nil
+	return inbox.Status(status), false, nil
 }
 
 // Delivery returns a delivery.
-func (s *Store) Delivery(ctx context.Context, id string) (_ *registry.Delivery, err error) {
+func (s *Store) Delivery(ctx context.Context, id string) (_ *inbox.Delivery, err error) {
 	defer wrap(&err, "Delivery %s", id)
 	return scanDelivery(s.queryRow(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE id = ?", id))
 }
 
 // ClaimDelivery leases the oldest due delivery whose key is free. Writers
 // are serialised, so no two claims see the same free key.
-func (s *Store) ClaimDelivery(ctx context.Context, now, lease time.Time) (_ *registry.Delivery, err error) {
+func (s *Store) ClaimDelivery(ctx context.Context, now, lease time.Time) (_ *inbox.Delivery, err error) {
 	defer wrap(&err, "ClaimDelivery")
 	n := formatTime(now)
 	row, unlock := s.writeRow(ctx, `UPDATE deliveries SET status = 'processing', lease_until = ?, attempts = attempts + 1
@@ -122,9 +123,9 @@ func (s *Store) KillDelivery(ctx context.Context, id string, reason string, at t
 }
 
 // DeliveryStats counts deliveries by status.
-func (s *Store) DeliveryStats(ctx context.Context) (_ registry.DeliveryStats, err error) {
+func (s *Store) DeliveryStats(ctx context.Context) (_ inbox.Stats, err error) {
 	defer wrap(&err, "DeliveryStats")
-	var st registry.DeliveryStats
+	var st inbox.Stats
 	var oldest sql.NullString
 	err = s.queryRow(ctx, `SELECT
 		COALESCE(SUM(status = 'pending'), 0), COALESCE(SUM(status = 'processing'), 0),
@@ -150,7 +151,7 @@ func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (_ int, e
 }
 
 // PutRepository adds or updates a repository.
-func (s *Store) PutRepository(ctx context.Context, r *registry.Repository) (err error) {
+func (s *Store) PutRepository(ctx context.Context, r *inbox.Repository) (err error) {
 	defer wrap(&err, "PutRepository %s", r.FullName)
 	_, err = s.exec(ctx, `INSERT INTO github_repositories (id, installation_id, full_name, default_branch, clone_url, active, updated_at)
 		VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (id) DO UPDATE SET installation_id = excluded.installation_id,
@@ -177,12 +178,12 @@ func (s *Store) DeactivateRepositories(ctx context.Context, installationID int64
 }
 
 // Repositories lists the active repositories by name.
-func (s *Store) Repositories(ctx context.Context) (_ []*registry.Repository, err error) {
+func (s *Store) Repositories(ctx context.Context) (_ []*inbox.Repository, err error) {
 	defer wrap(&err, "Repositories")
 	rows, err := s.query(ctx, `SELECT id, installation_id, full_name, default_branch, clone_url, active, updated_at
 		FROM github_repositories WHERE active = 1 ORDER BY full_name`)
-	return collect(rows, err, func(row scanner) (*registry.Repository, error) {
-		var r registry.Repository
+	return collect(rows, err, func(row scanner) (*inbox.Repository, error) {
+		var r inbox.Repository
 		var updated string
 		if err := row.Scan(&r.ID, &r.InstallationID, &r.FullName, &r.DefaultBranch, &r.CloneURL, &r.Active, &updated); err != nil {
 			return nil, err

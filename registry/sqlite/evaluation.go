@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 var _ evaluation.EvaluationStore = (*Store)(nil)
 
-const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at`
+const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at, r.deadline_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`
 
 func scanRegistration(row scanner) (*evaluation.Registration, error) {
@@ -25,8 +26,8 @@ func scanRegistration(row scanner) (*evaluation.Registration, error) {
 func scanRegistrationWith(row scanner, extra ...any) (*evaluation.Registration, error) {
 	var r evaluation.Registration
 	var status, registered string
-	var started, completed sql.NullString
-	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &registered, &started, &completed}, extra...)...); err != nil {
+	var started, completed, deadline sql.NullString
+	if err := row.Scan(append([]any{&r.ID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &status, &registered, &started, &completed, &deadline}, extra...)...); err != nil {
 		return nil, err
 	}
 	r.Status = evaluation.RegistrationStatus(status)
@@ -37,7 +38,10 @@ func scanRegistrationWith(row scanner, extra ...any) (*evaluation.Registration, 
 	if r.StartedAt, err = parseTime(started.String); err != nil {
 		return nil, err
 	}
-	r.CompletedAt, err = parseTime(completed.String)
+	if r.CompletedAt, err = parseTime(completed.String); err != nil {
+		return nil, err
+	}
+	r.Deadline, err = parseTime(deadline.String)
 	return &r, err
 }
 
@@ -87,6 +91,36 @@ func (s *Store) OpenRegistrations(ctx context.Context, agentID string) (_ []*eva
 	defer wrap(&err, "OpenRegistrations")
 	rows, err := s.query(ctx, "SELECT "+registrationColumns+registrationFrom+
 		" WHERE r.agent_id = ? AND r.status IN "+openStatuses, agentID)
+	return collect(rows, err, scanRegistration)
+}
+
+// StartAttempt moves a registration to in_progress; the first start sets
+// its start and deadline.
+func (s *Store) StartAttempt(ctx context.Context, id string, at, deadline time.Time) (_ *evaluation.Registration, err error) {
+	defer wrap(&err, "StartAttempt(%q)", id)
+	row, unlock := s.writeRow(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?),
+		deadline_at = CASE WHEN started_at IS NULL THEN ? ELSE deadline_at END
+		WHERE id = ? AND status IN ('registered', 'in_progress') RETURNING id`, formatTime(at), nullTime(deadline), id)
+	var got string
+	err = row.Scan(&got)
+	unlock()
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := s.Registration(ctx, id); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("registration is not registered or in progress: %w", registry.ErrConflict)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Registration(ctx, id)
+}
+
+// OverdueRegistrations lists in-progress registrations past their deadline.
+func (s *Store) OverdueRegistrations(ctx context.Context, now time.Time, limit int) (_ []*evaluation.Registration, err error) {
+	defer wrap(&err, "OverdueRegistrations")
+	rows, err := s.query(ctx, "SELECT "+registrationColumns+registrationFrom+
+		" WHERE r.status = 'in_progress' AND r.deadline_at IS NOT NULL AND r.deadline_at <= ? ORDER BY r.deadline_at, r.id LIMIT ?", formatTime(now), limit)
 	return collect(rows, err, scanRegistration)
 }
 
@@ -179,6 +213,11 @@ func (s *Store) recordResult(ctx context.Context, tx *sql.Tx, r *evaluation.Resu
 	}
 	if _, err := s.txExec(ctx, tx, "UPDATE registrations SET status = ?, completed_at = ? WHERE id = ?",
 		string(evaluation.EndedStatus(out.EndedAs())), formatTime(out.CompletedAt), out.RegistrationID); err != nil {
+		return nil, err
+	}
+	// A job still waiting for the submission will never get it.
+	if _, err := s.txExec(ctx, tx, "UPDATE jobs SET status = 'expired', updated_at = ? WHERE registration_id = ? AND status = 'pending'",
+		formatTime(out.CompletedAt), out.RegistrationID); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -287,7 +326,8 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 // PassCounts counts the agents that passed each evaluation.
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
-	rows, err := s.query(ctx, "SELECT evaluation_id, COUNT(DISTINCT agent_id) FROM results WHERE passed = 1 GROUP BY evaluation_id")
+	rows, err := s.query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
+		WHERE r.passed = 1 AND a.results_public = 1 GROUP BY r.evaluation_id`)
 	type count struct {
 		id string
 		n  int

@@ -167,3 +167,18 @@ func (s *Store) CompleteJob(ctx context.Context, id string, r *evaluation.Result
 	}
 	return out, tx.Commit()
 }
+
+// JobStats counts the queue's jobs.
+func (s *Store) JobStats(ctx context.Context) (_ evaluation.JobStats, err error) {
+	defer wrap(&err, "JobStats")
+	var st evaluation.JobStats
+	var oldest sql.NullString
+	err = s.queryRow(ctx, `SELECT COALESCE(SUM(status = 'submitted'), 0), COALESCE(SUM(status = 'judging'), 0), COALESCE(SUM(status = 'failed'), 0),
+		MIN(CASE WHEN status = 'submitted' THEN updated_at END) FROM jobs WHERE status IN ('submitted', 'judging', 'failed')`).
+		Scan(&st.Waiting, &st.Judging, &st.Failed, &oldest)
+	if err != nil {
+		return st, err
+	}
+	st.OldestWaiting, err = parseTime(oldest.String)
+	return st, err
+}

@@ -13,16 +13,18 @@ import (
 var _ evaluation.SessionStore = (*Store)(nil)
 
 const sessionColumns = `s.id, s.evaluation_id, s.kind, s.status, s.registration_id, s.proctor_id, s.min_participants, s.max_participants,
-	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at`
+	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at, s.version_id`
 
 func scanSession(row scanner) (*evaluation.Session, error) {
 	var s evaluation.Session
 	var kind, status, created string
 	var reg, proctor, started, ends, ended sql.NullString
+	var version sql.NullInt64
 	if err := row.Scan(&s.ID, &s.EvaluationID, &kind, &status, &reg, &proctor, &s.MinParticipants, &s.MaxParticipants,
-		&s.Participants, &s.LastSequence, &created, &started, &ends, &ended); err != nil {
+		&s.Participants, &s.LastSequence, &created, &started, &ends, &ended, &version); err != nil {
 		return nil, err
 	}
+	s.VersionID = version.Int64
 	s.Kind, s.Status, s.RegistrationID, s.ProctorID = evaluation.SessionKind(kind), evaluation.SessionStatus(status), reg.String, proctor.String
 	for _, t := range []struct {
 		dst *time.Time
@@ -48,8 +50,8 @@ func (s *Store) ClaimRegistration(ctx context.Context, sess *evaluation.Session,
 	defer done()
 	at := formatTime(sess.CreatedAt)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, evaluation_id, kind, status, registration_id, proctor_id, min_participants,
-		max_participants, participants, created_at, started_at) VALUES (?, ?, 'proctored', 'active', ?, ?, 1, 1, 1, ?, ?)`,
-		sess.ID, sess.EvaluationID, sess.RegistrationID, proctorID, at, at); err != nil {
+		max_participants, participants, created_at, started_at, ends_at, version_id) VALUES (?, ?, 'proctored', 'active', ?, ?, 1, 1, 1, ?, ?, ?, ?)`,
+		sess.ID, sess.EvaluationID, sess.RegistrationID, proctorID, at, at, nullTime(sess.EndsAt), sess.VersionID); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO session_participants (session_id, agent_id, role, registration_id, joined_at)
@@ -112,12 +114,15 @@ func (s *Store) JoinLive(ctx context.Context, tmpl *evaluation.Session, reg *eva
 		return nil, err
 	}
 	id := ""
-	err = tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE evaluation_id = ? AND kind = 'live_class_work' AND status IN ('forming', 'active')
-		AND participants < max_participants AND (ends_at IS NULL OR ends_at > ?) ORDER BY created_at, id LIMIT 1`, tmpl.EvaluationID, now).Scan(&id)
+	err = tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE evaluation_id = ? AND version_id = ? AND kind = 'live_class_work'
+		AND status IN ('forming', 'active') AND participants < max_participants AND (ends_at IS NULL OR ends_at > ?)
+		AND NOT EXISTS (SELECT 1 FROM session_participants p JOIN agents a ON a.id = p.agent_id
+			WHERE p.session_id = sessions.id AND a.owner <> '' AND lower(a.owner) = (SELECT lower(owner) FROM agents WHERE id = ?))
+		ORDER BY created_at, id LIMIT 1`, tmpl.EvaluationID, reg.VersionID, now, reg.AgentID).Scan(&id)
 	if err == sql.ErrNoRows {
 		id = tmpl.ID
-		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, evaluation_id, kind, status, min_participants, max_participants, created_at)
-			VALUES (?, ?, 'live_class_work', 'forming', ?, ?, ?)`, id, tmpl.EvaluationID, tmpl.MinParticipants, tmpl.MaxParticipants, now)
+		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (id, evaluation_id, kind, status, min_participants, max_participants, created_at, version_id)
+			VALUES (?, ?, 'live_class_work', 'forming', ?, ?, ?, ?)`, id, tmpl.EvaluationID, tmpl.MinParticipants, tmpl.MaxParticipants, now, reg.VersionID)
 	}
 	if err != nil {
 		return nil, err
@@ -317,19 +322,27 @@ func (s *Store) Messages(ctx context.Context, sessionID string, since int64, lim
 // GradeSession ends a session and records its results at once.
 func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "GradeSession")
+	now := formatTime(at)
+	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = ?, started_at = COALESCE(started_at, ?)
+		WHERE id = ? AND proctor_id = ? AND status <> 'ended'`, []any{now, now, sessionID, proctorID},
+		"is not this proctor's to grade, or was graded", results, points)
+}
+
+// endSession ends a session with one conditional UPDATE (end, with args)
+// and records its results, in one transaction, then wakes its streams. It
+// returns ErrConflict, saying why, when the UPDATE matched nothing.
+func (s *Store) endSession(ctx context.Context, sessionID, end string, args []any, why string, results []*evaluation.Result, points float64) ([]*evaluation.Result, error) {
 	tx, done, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	now := formatTime(at)
-	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = 'ended', ended_at = ?, started_at = COALESCE(started_at, ?)
-		WHERE id = ? AND proctor_id = ? AND status <> 'ended'`, now, now, sessionID, proctorID)
+	res, err := tx.ExecContext(ctx, end, args...)
 	if err != nil {
 		return nil, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
+		return nil, fmt.Errorf("session %s %s: %w", sessionID, why, registry.ErrConflict)
 	}
 	out := make([]*evaluation.Result, 0, len(results))
 	for _, r := range results {
@@ -344,6 +357,22 @@ func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, r
 	}
 	s.broker.Publish(sessionID, nil)
 	return out, nil
+}
+
+// OverdueSessions lists active sessions that ended at or before before.
+func (s *Store) OverdueSessions(ctx context.Context, before time.Time, limit int) (_ []*evaluation.Session, err error) {
+	defer wrap(&err, "OverdueSessions")
+	rows, err := s.query(ctx, "SELECT "+sessionColumns+` FROM sessions s WHERE s.status = 'active' AND s.ends_at IS NOT NULL AND s.ends_at <= ?
+		ORDER BY s.ends_at, s.id LIMIT ?`, formatTime(before), limit)
+	return collect(rows, err, scanSession)
+}
+
+// EndSession ends an ungraded session and records its participants'
+// results at once.
+func (s *Store) EndSession(ctx context.Context, sessionID string, results []*evaluation.Result, at time.Time) (_ []*evaluation.Result, err error) {
+	defer wrap(&err, "EndSession")
+	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ? AND status = 'active'`,
+		[]any{formatTime(at), sessionID}, "is not active", results, 0)
 }
 
 // Subscribe wakes on messages posted by this process (SQLite is one

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/sqlite"
@@ -48,8 +49,12 @@ func TestEvaluationStore(t *testing.T) {
 	registrytest.RunEvaluationStoreTests(t, func(t *testing.T) registrytest.FullStore { return MustOpen(t) })
 }
 
+func TestJobStore(t *testing.T) {
+	registrytest.RunJobStoreTests(t, func(t *testing.T) registrytest.JobFullStore { return MustOpen(t) })
+}
+
 func TestDeliveryStore(t *testing.T) {
-	registrytest.RunDeliveryStoreTests(t, func(t *testing.T) registry.DeliveryStore { return MustOpen(t) })
+	registrytest.RunDeliveryStoreTests(t, func(t *testing.T) inbox.Store { return MustOpen(t) })
 }
 
 func TestSessionStore(t *testing.T) {

@@ -1,12 +1,16 @@
-package registry
+// Package inbox holds the GitHub App's durable inbox: the webhook
+// deliveries it acknowledged and has still to process, and the
+// repositories it is installed on. The stores (registry/sqlite,
+// registry/postgres) keep it; the App (package bot) works it.
+package inbox
 
 import (
 	"context"
 	"time"
 )
 
-// DeliveryStatus is where a webhook delivery stands in the inbox.
-type DeliveryStatus string
+// Status is where a webhook delivery stands in the inbox.
+type Status string
 
 // Delivery statuses: pending (due at NextAttempt; a failed attempt goes
 // back to pending with a later NextAttempt), processing (a worker holds
@@ -14,10 +18,10 @@ type DeliveryStatus string
 // (given up after too many attempts or a permanent error; an operator's
 // redelivery, which reuses the id, queues it again).
 const (
-	DeliveryPending    DeliveryStatus = "pending"
-	DeliveryProcessing DeliveryStatus = "processing"
-	DeliveryDone       DeliveryStatus = "done"
-	DeliveryDead       DeliveryStatus = "dead"
+	Pending    Status = "pending"
+	Processing Status = "processing"
+	Done       Status = "done"
+	Dead       Status = "dead"
 )
 
 // Delivery is one webhook delivery from GitHub (or work the App queued
@@ -34,7 +38,7 @@ type Delivery struct {
 	// processed at once, on any replica. Empty means no constraint.
 	Key         string
 	Payload     []byte
-	Status      DeliveryStatus
+	Status      Status
 	Attempts    int
 	ReceivedAt  time.Time
 	NextAttempt time.Time
@@ -43,8 +47,8 @@ type Delivery struct {
 	LastError   string
 }
 
-// DeliveryStats describes the inbox for metrics.
-type DeliveryStats struct {
+// Stats describes the inbox for metrics.
+type Stats struct {
 	Pending, Processing, Done, Dead int
 	// OldestPending is when the oldest pending delivery was received
 	// (zero when none is pending).
@@ -62,19 +66,19 @@ type Repository struct {
 	UpdatedAt      time.Time
 }
 
-// DeliveryStore is the App's durable inbox and its list of repositories.
-type DeliveryStore interface {
+// Store is the App's durable inbox and its list of repositories.
+type Store interface {
 	// EnqueueDelivery stores a new delivery as pending and returns
 	// (pending, true). For an id already stored it changes nothing and
 	// returns the stored status and false, except that a dead delivery
 	// is queued again (pending, with its attempts reset), since GitHub
 	// reuses the id when someone redelivers it.
-	EnqueueDelivery(ctx context.Context, d *Delivery) (DeliveryStatus, bool, error)
-	// Delivery returns a delivery. Returns ErrNotFound.
+	EnqueueDelivery(ctx context.Context, d *Delivery) (Status, bool, error)
+	// Delivery returns a delivery. Returns registry.ErrNotFound.
 	Delivery(ctx context.Context, id string) (*Delivery, error)
 	// ClaimDelivery leases the oldest due delivery (pending and due, or
 	// processing with an expired lease) whose key no live lease holds,
-	// and counts the attempt. Returns ErrNotFound when none is due.
+	// and counts the attempt. Returns registry.ErrNotFound when none is due.
 	ClaimDelivery(ctx context.Context, now, lease time.Time) (*Delivery, error)
 	// CompleteDelivery marks a processing delivery done.
 	CompleteDelivery(ctx context.Context, id string, at time.Time) error
@@ -83,7 +87,7 @@ type DeliveryStore interface {
 	// KillDelivery gives up on a processing delivery (dead).
 	KillDelivery(ctx context.Context, id string, reason string, at time.Time) error
 	// DeliveryStats counts deliveries by status.
-	DeliveryStats(ctx context.Context) (DeliveryStats, error)
+	DeliveryStats(ctx context.Context) (Stats, error)
 	// PruneDeliveries deletes done deliveries finished before t and
 	// returns how many it deleted; dead ones stay for inspection.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
