@@ -3,6 +3,7 @@ module github.com/sipregistry/sip
 go 1.26.8
 
 require (
+	filippo.io/age v1.3.2
 	github.com/adrg/frontmatter v0.2.0
 	github.com/bradleyfalzon/ghinstallation/v2 v2.11.0
 	github.com/chromedp/cdproto v0.0.0-20260714215040-dc233986426f
@@ -21,6 +22,7 @@ require (
 )
 
 require (
+	filippo.io/hpke v0.4.0 // indirect
 	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect

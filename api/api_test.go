@@ -45,7 +45,7 @@ type client struct {
 
 func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
-	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test"}
+	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if full, ok := s.(registrytest.FullStore); ok {
 		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(evaluation.JobStore)
 	}

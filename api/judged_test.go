@@ -14,6 +14,7 @@ import (
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 // judgeMode is a fake OpenAI-compatible judge whose answers the test
@@ -426,7 +427,8 @@ func grepLines(s, prefix string) string {
 }
 
 // answerKey reads a bundled benchmark's answers from its SIP file, as
-// only its authors and the server know them.
+// only its authors and the server know them: sealed ones opened with the
+// bundled development key.
 func answerKey(t *testing.T, file string) map[string]string {
 	t.Helper()
 	b, err := fs.ReadFile(evaluations.FS, file)
@@ -437,6 +439,24 @@ func answerKey(t *testing.T, file string) map[string]string {
 	key := map[string]string{}
 	for _, q := range doc.SIP.Config.Benchmark.Questions {
 		key[q.ID] = q.Answer
+		if q.Sealed != "" {
+			a, err := bundledKey(t).Open(q.ID, q.Sealed)
+			if err != nil {
+				t.Fatalf("question %s: %v", q.ID, err)
+			}
+			key[q.ID] = a
+		}
 	}
 	return key
+}
+
+// bundledKey is sip's development sealing key, which the bundled
+// benchmarks are sealed to.
+func bundledKey(t testing.TB) *seal.Key {
+	t.Helper()
+	k, err := seal.ParseKey(evaluations.DevelopmentSealingKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

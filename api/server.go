@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 // Config is what the server is built from.
@@ -62,6 +63,13 @@ type Config struct {
 	// the address X-Forwarded-For names, walking back past trusted hops
 	// only. Without any, X-Forwarded-For is ignored.
 	TrustedProxies []*net.IPNet
+	// SealingKey opens benchmarks' sealed answers; its public half is
+	// served at /api/v1/sealing-key. Without one, benchmarks with sealed
+	// answers cannot be taken.
+	SealingKey *seal.Key
+	// SealingKeyIsDevelopment says SealingKey is sip's bundled development
+	// key, whose private half is public.
+	SealingKeyIsDevelopment bool
 }
 
 // WebhookPath is where GitHub delivers the App's webhooks.
@@ -92,6 +100,8 @@ type Server struct {
 	version                  string
 	markdown                 *markdown
 	commitURL                string
+	sealing                  *seal.Key
+	sealingDev               bool
 }
 
 // NewServer builds a server; it starts nothing.
@@ -101,7 +111,8 @@ func NewServer(cfg Config) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
-		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now}
+		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now,
+		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment}
 	if s.oembedURL == "" {
 		s.oembedURL = DefaultOEmbedURL
 	}
@@ -123,8 +134,12 @@ func NewServer(cfg Config) *Server {
 		s.sessions = cfg.Sessions
 	}
 	if cfg.Agents != nil && cfg.Evaluations != nil {
-		s.runtime = evaluation.New(evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs,
-			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version, RecordKey: cfg.RecordKey})
+		ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs,
+			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version, RecordKey: cfg.RecordKey}
+		if cfg.SealingKey != nil { // a nil *seal.Key is not a nil Opener
+			ec.Key = cfg.SealingKey
+		}
+		s.runtime = evaluation.New(ec)
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
 	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
@@ -156,6 +171,7 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations", s.listEvaluations)
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
+	e.GET("/api/v1/sealing-key", s.sealingKey)
 	if s.agents != nil {
 		perMinute := cfg.PublicRate
 		if perMinute == 0 {

@@ -67,6 +67,10 @@ type Config struct {
 	// local webhook woke them for (default 1 s).
 	Poll time.Duration
 	Now  func() time.Time
+	// SealingKey, when set, is the registry's sealing key: the validation
+	// check requires every sealed benchmark answer to open with it to one
+	// of its choices (sealed-answer-invalid), without printing it.
+	SealingKey registry.Opener
 }
 
 // ErrNoSecret is returned by New when no webhook secret is configured:

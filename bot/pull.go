@@ -85,7 +85,7 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	}
 	rep := &pullReport{Files: len(merged), Touched: ch.paths(), Conflicts: conflicts, Branch: pr.GetBase().GetRef()}
 	rep.Problems = registry.Validate(mergedDocs, registry.Options{
-		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir})
+		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir, Key: a.cfg.SealingKey})
 	rep.Preview = previewOf(tipDocs, mergedDocs)
 	scope := Scope{SIPs: touchesSIPs, Governance: governance}
 	vc := checkResult{name: ValidationCheck, conclusion: rep.conclusion(), title: rep.title(), summary: rep.summary(), annotations: rep.annotations()}

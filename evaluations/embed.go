@@ -8,3 +8,10 @@ import "embed"
 //
 //go:embed *.md
 var FS embed.FS
+
+// DevelopmentSealingKey is sip's development sealing key (an age identity
+// file). It is public: the bundled benchmarks' answers are sealed to it so
+// that a fresh `sip serve` grades them, and nothing sealed to it is secret.
+//
+//go:embed development-sealing.key
+var DevelopmentSealingKey []byte

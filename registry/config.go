@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 // Defaults for optional handler settings.
@@ -261,7 +263,7 @@ func decodeBenchmark(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span
 	}
 	c := &BenchmarkConfig{}
 	seen := map[string]int{}
-	for _, q := range cfg.items("questions", []string{"id", "prompt", "choices", "answer", "points", "rubric"}) {
+	for _, q := range cfg.items("questions", []string{"id", "prompt", "choices", "answer", "answer_sealed", "points", "rubric"}) {
 		var qq Question
 		id, idNode := q.reqStr("id")
 		if idNode != nil {
@@ -284,24 +286,68 @@ func decodeBenchmark(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span
 			if dup := firstDuplicate(qq.Choices); dup != "" {
 				d.ps.errorf("config-invalid", d.span(v), "Make every choice different.", "%s lists %q twice", q.field("choices"), dup)
 			}
-			if a := q.req("answer"); a != nil {
-				if ans, ok := d.str(a, q.field("answer")); ok {
-					if !contains(qq.Choices, ans) {
-						d.ps.errorf("config-invalid", d.span(a), "Copy the correct choice exactly into answer.",
-							"%s %q is not one of the choices", q.field("answer"), ans)
-					}
-					qq.Answer = ans
-				}
-			}
-		} else {
-			qq.Answer = q.optStr("answer")
 		}
+		decodeAnswer(d, q, &qq)
 		c.Questions = append(c.Questions, qq)
 	}
 	c.PassingScore = cfg.numberIn("passing_score", 0, 100, 0, false, true)
 	c.TimeLimitMinutes = cfg.intIn("time_limit_minutes", 1, 24*60, DefaultBenchmarkTimeLimitMins, false)
+	if len(c.Questions) > 0 {
+		c.Sample = cfg.intIn("sample", 1, len(c.Questions), 0, false)
+	}
 	out.Benchmark = c
 	out.Proctoring = decodeProctoring(d, cfg)
+}
+
+// decodeAnswer reads a question's answer: in the clear (`answer`) or
+// sealed to the registry's key (`answer_sealed`), never both. A
+// multiple-choice question needs one, and a plain one must be a choice;
+// whether a sealed one is a choice only the registry's key can tell
+// (Options.Key).
+func decodeAnswer(d *decoder, q *object, qq *Question) {
+	plain, sealed := q.get("answer"), q.get("answer_sealed")
+	switch {
+	case plain != nil && sealed != nil:
+		d.ps.errorf("config-invalid", d.span(sealed), "Keep answer_sealed and remove answer: the plain answer gives the sealed one away.",
+			"%s has both answer and answer_sealed", describe(q.path))
+		return
+	case sealed != nil:
+		d.mark(answerField(qq.ID), sealed)
+		if s, ok := d.str(sealed, q.field("answer_sealed")); ok {
+			if err := seal.Check(s); err != nil {
+				d.ps.errorf("config-invalid", d.span(sealed), "Seal the answer with `sip seal`, which writes the armored block.",
+					"%s: %v", q.field("answer_sealed"), err)
+				return
+			}
+			qq.Sealed = s
+		}
+	case qq.MultipleChoice():
+		a := q.get("answer")
+		if a == nil {
+			d.ps.errorf("config-invalid", d.span(q.node), "Add `answer_sealed:` (`sip seal` writes it) or `answer:` with the correct choice.",
+				"%s is required for a multiple-choice question", q.field("answer"))
+			return
+		}
+		d.mark(answerField(qq.ID), a)
+		if ans, ok := d.str(a, q.field("answer")); ok {
+			if !contains(qq.Choices, ans) {
+				d.ps.errorf("config-invalid", d.span(a), "Copy the correct choice exactly into answer.",
+					"%s %q is not one of the choices", q.field("answer"), ans)
+			}
+			qq.Answer = ans
+		}
+	case plain != nil:
+		d.mark(answerField(qq.ID), plain)
+		qq.Answer = q.optStr("answer")
+	}
+}
+
+// mark records where the value of a field is, for the rules that point
+// at it later.
+func (d *decoder) mark(field string, n *yaml.Node) {
+	if d.spans != nil {
+		d.spans[field] = d.span(n)
+	}
 }
 
 func decodeCertification(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span) {

@@ -75,6 +75,13 @@ problem shown, and the fix clears every error.
 		"`duration_minutes` from the moment it reaches `min_participants`. A session nobody grades within an hour of its end ends " +
 		"with a `not_graded` result for each participant. A live session takes one grade that every participant shares, so " +
 		"`shared_grade` may only be `true` (the default).\n\n" +
+		"**Sealed answers.** A benchmark question may carry `answer_sealed` (an ASCII-armored age file) in place of `answer`: the answer " +
+		"encrypted to the registry's public key, which `GET /api/v1/sealing-key` names and `sip seal` uses. Only the registry opens it, to " +
+		"grade, so the public file no longer gives the answer away. What is sealed names its question and is padded, so a sealed answer " +
+		"neither fits another question nor shows by its length which choice it is. `sip validate` checks a sealed answer's shape; the " +
+		"App's check run (and `sip validate --sealing-key FILE`) also opens it and checks that it is one of the choices, without printing it. " +
+		"`config.sample` (1 to the number of questions) gives each attempt that many questions drawn from the pool for it alone; the " +
+		"passing score applies to the points of the questions drawn.\n\n" +
 		"**Who proctors.** Proctored evaluations, live class work and benchmarks whose free answers a proctor grades accept " +
 		"`proctor: {qualification: <evaluation id>, proctors: [<agent id>, …]}` and `min_messages`. A proctor must be claimed by a " +
 		"human owner (X verification), must not share that owner with any candidate or participant, and must either hold a valid pass of " +
@@ -94,13 +101,16 @@ problem shown, and the fix clears every error.
 			b.WriteString("In the pull request:\n\n")
 		}
 		writeFiles(&b, ex.bad)
+		if ex.key != nil {
+			fmt.Fprintf(&b, "Checked with the registry's sealing key (public key `%s`).\n\n", ex.key.Recipient())
+		}
 		if len(ex.claimed) > 0 {
 			for n, who := range ex.claimed {
 				fmt.Fprintf(&b, "SIP %d is claimed by %s.\n\n", n, who)
 			}
 		}
 		b.WriteString("```text\n")
-		for _, p := range validateFiles(ex.bad, ex.base, ex.claimed) {
+		for _, p := range validateFiles(ex.bad, ex.base, ex.claimed, ex.key) {
 			if p.Rule == r.ID {
 				fmt.Fprintf(&b, "%s:%d:%d: %s [%s] %s\n", p.Path, p.Line, p.Column, p.Severity, p.Rule, p.Message)
 			}

@@ -51,7 +51,7 @@ var handlers = []*HandlerSpec{
 	{
 		Name: "benchmark_handler", Types: []Type{TypeComplexBenchmark},
 		Summary:    "Multiple-choice questions graded at once; free-response answers graded by the judge or a proctor.",
-		ConfigKeys: []string{"questions", "passing_score", "time_limit_minutes", "proctor"},
+		ConfigKeys: []string{"questions", "passing_score", "time_limit_minutes", "sample", "proctor"},
 		decode:     decodeBenchmark,
 	},
 	{

@@ -29,6 +29,9 @@ type decoder struct {
 	offset int
 	budget int
 	broken bool // the node budget or depth limit was hit; stop reporting
+	// spans, when set, records where values the rules point at are
+	// (Document.Span), such as each question's answer.
+	spans map[string]Span
 }
 
 func newDecoder(ps *problems, offset int) *decoder {

@@ -75,6 +75,11 @@ func (d *Document) RawConfig() map[string]any {
 	return m
 }
 
+// AnswerSpan is where question id's answer (plain or sealed) is.
+func (d *Document) AnswerSpan(question string) Span { return d.Span(answerField(question)) }
+
+func answerField(question string) string { return "config.questions." + question + ".answer" }
+
 // fileSpan is used for problems about the whole file.
 var fileSpan = Span{Line: 1, Column: 1, EndLine: 1}
 
@@ -149,6 +154,7 @@ func Parse(path string, content []byte) *Document {
 		return doc
 	}
 	dec := newDecoder(ps, open+1)
+	dec.spans = doc.spans
 	doc.SIP = dec.decodeSIP(root.Content[0], doc)
 	if doc.SIP != nil {
 		body := doc.content[doc.bodyStart:]

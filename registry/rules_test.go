@@ -12,6 +12,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 // An example is the documented case of one rule: files that break it, the
@@ -24,6 +25,7 @@ type example struct {
 	fix     map[string][]byte // bad with these files replaced (or deleted)
 	base    map[string][]byte // nil: no edit rules
 	claimed map[int]string
+	key     *seal.Key // the registry's sealing key, when the rule needs it
 }
 
 func loadExample(t *testing.T, rule string) example {
@@ -36,6 +38,12 @@ func loadExample(t *testing.T, rule string) example {
 	for _, f := range ar.Files {
 		data := expandExample(f.Data)
 		switch {
+		case f.Name == "sealing-key":
+			k, err := seal.ParseKey(data)
+			if err != nil {
+				t.Fatalf("rule %s: %v", rule, err)
+			}
+			ex.key = k
 		case f.Name == "claimed":
 			ex.claimed = map[int]string{}
 			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
@@ -82,8 +90,11 @@ func (ex example) fixed() map[string][]byte {
 	return out
 }
 
-func validateFiles(files, base map[string][]byte, claimed map[int]string) []registry.Problem {
+func validateFiles(files, base map[string][]byte, claimed map[int]string, key *seal.Key) []registry.Problem {
 	opts := registry.Options{Claimed: claimed, Dir: registry.DefaultDir}
+	if key != nil {
+		opts.Key = key
+	}
 	if base != nil {
 		opts.Base = &registry.Snapshot{Name: "base", Docs: registry.ParseFiles(toFiles(base))}
 	}
@@ -105,7 +116,7 @@ func TestRuleExamples(t *testing.T) {
 		t.Run(rule.ID, func(t *testing.T) {
 			t.Parallel()
 			ex := loadExample(t, rule.ID)
-			bad := validateFiles(ex.bad, ex.base, ex.claimed)
+			bad := validateFiles(ex.bad, ex.base, ex.claimed, ex.key)
 			if !slices.ContainsFunc(bad, func(p registry.Problem) bool { return p.Rule == rule.ID }) {
 				t.Errorf("example does not trigger %s; got %v", rule.ID, bad)
 			}
@@ -114,7 +125,7 @@ func TestRuleExamples(t *testing.T) {
 					t.Errorf("problem lacks a line, message or hint: %+v", p)
 				}
 			}
-			for _, p := range validateFiles(ex.fixed(), ex.base, ex.claimed) {
+			for _, p := range validateFiles(ex.fixed(), ex.base, ex.claimed, ex.key) {
 				if p.Rule == rule.ID || p.Severity == registry.SeverityError {
 					t.Errorf("fix still has a problem: %v", p)
 				}

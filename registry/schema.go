@@ -291,6 +291,23 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	if spec.decode != nil {
 		spec.decode(d, cfg, cfgNode, &s.Config, doc.Span("config"))
 	}
+	d.publicAnswers(s, doc)
+}
+
+// publicAnswers warns of answers in the clear in an active benchmark that
+// awards points: anyone who reads the file passes. Practice benchmarks
+// (draft, or no points) may keep them.
+func (d *decoder) publicAnswers(s *SIP, doc *Document) {
+	b := s.Config.Benchmark
+	if b == nil || s.Status != StatusActive || s.Points <= 0 {
+		return
+	}
+	for _, q := range b.Questions {
+		if q.Answer != "" {
+			d.ps.warnf("answer-key-public", doc.AnswerSpan(q.ID), "Seal it to the registry's key: `sip seal --recipient age1… FILE` replaces every answer with answer_sealed.",
+				"the answer to question %q is public in an active benchmark worth %s points: anyone who reads this file passes", q.ID, fmtNum(s.Points))
+		}
+	}
 }
 
 // lookupHandler resolves a handler name and checks it accepts the type.

@@ -149,6 +149,9 @@ type BenchmarkConfig struct {
 	PassingScore float64 `json:"passing_score"`
 	// TimeLimitMinutes bounds an attempt from start to submit.
 	TimeLimitMinutes int `json:"time_limit_minutes"`
+	// Sample, when > 0, is how many questions each attempt is given,
+	// drawn from Questions (the pool) for that attempt alone.
+	Sample int `json:"sample,omitempty"`
 }
 
 // Question is one benchmark question. With Choices it is multiple choice
@@ -158,8 +161,12 @@ type Question struct {
 	Prompt  string   `json:"prompt"`
 	Choices []string `json:"choices,omitempty"`
 	Answer  string   `json:"answer,omitempty"`
-	Points  float64  `json:"points"`
-	Rubric  string   `json:"rubric,omitempty"`
+	// Sealed is the answer encrypted to the registry's sealing key (an
+	// armored age file, see package seal) in place of Answer: only the
+	// registry opens it, to grade.
+	Sealed string  `json:"answer_sealed,omitempty"`
+	Points float64 `json:"points"`
+	Rubric string  `json:"rubric,omitempty"`
 }
 
 // MultipleChoice reports whether q is graded by comparing with Answer.

@@ -22,6 +22,16 @@ type Options struct {
 	// read, e.g. "evaluations"): a file anywhere else is refused
 	// (file-location). Validating loose files leaves it empty.
 	Dir string
+	// Key, when set, is the registry's sealing key: every sealed answer
+	// must open with it, for its own question, to one of the choices
+	// (sealed-answer-invalid). Without it sealed answers are checked for
+	// their shape only.
+	Key Opener
+}
+
+// Opener opens sealed answers (package seal's Key is one).
+type Opener interface {
+	Open(question, sealed string) (string, error)
 }
 
 // Snapshot is a set of parsed SIP documents at one revision.
@@ -47,6 +57,11 @@ func Validate(docs []*Document, opts Options) []Problem {
 			dir := path.Clean(opts.Dir)
 			out = append(out, problemAt(d, fileSpan, SeverityError, "file-location", "Move it to "+want+".",
 				"%s is not directly in %s/: a SIP is %s/SIP-<N>.md, and nothing in a subfolder is a SIP", d.Path, dir, dir))
+		}
+	}
+	if opts.Key != nil {
+		for _, d := range docs {
+			out = append(out, sealedProblems(d, opts.Key)...)
 		}
 	}
 	out = append(out, repositoryProblems(docs)...)
@@ -208,4 +223,31 @@ func (d *Document) prereqSpan(i int) Span {
 		return d.prereqAt[i]
 	}
 	return d.Span("prerequisites")
+}
+
+// sealedProblems checks that each sealed answer of d opens with the key,
+// for its own question, to one of its choices. Messages never hold what
+// an answer opened to.
+func sealedProblems(d *Document, key Opener) []Problem {
+	if d.SIP == nil || d.SIP.Config.Benchmark == nil {
+		return nil
+	}
+	var out []Problem
+	for _, q := range d.SIP.Config.Benchmark.Questions {
+		if q.Sealed == "" {
+			continue
+		}
+		answer, err := key.Open(q.ID, q.Sealed)
+		switch {
+		case err != nil:
+			out = append(out, problemAt(d, d.AnswerSpan(q.ID), SeverityError, "sealed-answer-invalid",
+				"Seal it again to the registry's public key with `sip seal` (GET /api/v1/sealing-key names the key).",
+				"the sealed answer of question %q does not open: %v", q.ID, err))
+		case q.MultipleChoice() && !contains(q.Choices, answer):
+			out = append(out, problemAt(d, d.AnswerSpan(q.ID), SeverityError, "sealed-answer-invalid",
+				"Seal the exact text of the correct choice (`sip seal` copies it from answer).",
+				"the sealed answer of question %q is not one of its choices", q.ID))
+		}
+	}
+	return out
 }

@@ -50,6 +50,7 @@ func commands() []command {
 		{"validate", "check SIP files and report every problem", runValidate},
 		{"new", "write a new SIP from a valid template", runNew},
 		{"index", "write evaluations/README.md, the index of the SIPs", runIndex},
+		{"seal", "seal benchmark answers to a registry's key, or make a key", runSeal},
 		{"serve", "run the HTTP API on the registry", runServe},
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
 		{"migrate", "apply the registry's schema migrations", runMigrate},

@@ -21,6 +21,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 const serveAbout = `
@@ -98,6 +99,15 @@ func runServe(ctx context.Context, e env, args []string) int {
 		return exitConfig
 	}
 	m.GitHub = app
+	if path := e.getenv("SIP_SEALING_KEY_FILE"); path != "" {
+		k, err := seal.LoadKeyFile(path)
+		if err != nil {
+			// The error names the file and the line, never the key.
+			fmt.Fprintf(e.stderr, "sip serve: SIP_SEALING_KEY_FILE: %v\n", err)
+			return exitConfig
+		}
+		m.SealingKey = k
+	}
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
 		var invalid *registry.ValidationError
@@ -162,8 +172,12 @@ type Main struct {
 	TrustedProxies []*net.IPNet
 	GitHub         *bot.Config // the GitHub App (Store and Logger are set by Run); nil: off
 	CommitURL      string      // links versions' commits on the pages ({sha}); "" for none
-	Logger         *slog.Logger
-	Stdout         io.Writer
+	// SealingKey opens benchmarks' sealed answers (SIP_SEALING_KEY_FILE).
+	// Without one, and with the App off, sip's public development key is
+	// used, so the bundled benchmark grades out of the box.
+	SealingKey *seal.Key
+	Logger     *slog.Logger
+	Stdout     io.Writer
 
 	// URL is the address the server listens on, set once it listens.
 	URL       string
@@ -197,10 +211,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
+	key, dev, err := m.sealingKey(log)
+	if err != nil {
+		return err
+	}
 	var app *bot.App
 	if m.GitHub != nil {
 		cfg := *m.GitHub
 		cfg.Store, cfg.Logger = st, log.With("component", "github")
+		if key != nil {
+			cfg.SealingKey = key
+		}
 		if app, err = bot.New(cfg); err != nil {
 			return fmt.Errorf("%w: %v", errApp, err)
 		}
@@ -228,7 +249,8 @@ func (m *Main) Run(ctx context.Context) error {
 		log.Info("SIP_BASE_URL is not set; links name the listening address", "url", m.URL)
 	}
 	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies}
+		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
+		SealingKey: key, SealingKeyIsDevelopment: dev}
 	if app != nil {
 		cfg.Webhook = app.Webhook
 	}
@@ -283,6 +305,29 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// sealingKey is the key that opens sealed answers: SIP_SEALING_KEY_FILE's;
+// else, with the GitHub App off, sip's development key (public, so a
+// fresh `make run` grades the bundled benchmark), said loudly; else none.
+// A registry that governs a repository never falls back to a public key:
+// answers sealed to it would be readable by anyone.
+func (m *Main) sealingKey(log *slog.Logger) (_ *seal.Key, development bool, _ error) {
+	if m.SealingKey != nil {
+		log.Info("sealing key loaded", "recipient", m.SealingKey.Recipient())
+		return m.SealingKey, false, nil
+	}
+	if m.GitHub != nil {
+		log.Warn("SIP_SEALING_KEY_FILE is not set: benchmarks with sealed answers cannot be checked or taken on this registry")
+		return nil, false, nil
+	}
+	k, err := seal.ParseKey(evaluations.DevelopmentSealingKey)
+	if err != nil {
+		return nil, false, fmt.Errorf("the development sealing key: %w", err)
+	}
+	log.Warn("SIP_SEALING_KEY_FILE is not set: using sip's development sealing key, which is PUBLIC; the answers of benchmarks sealed to it (the bundled ones) are not secret. A real registry makes its own: sip seal --new-key FILE",
+		"recipient", k.Recipient())
+	return k, true, nil
 }
 
 // syncAtStart syncs the configured SIPs, unless the registry follows git

@@ -13,6 +13,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 	"github.com/sipregistry/sip/registry/report"
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 const validateAbout = `
@@ -25,8 +26,12 @@ same path at git revision REV (sip and id never change, a changed SIP
 raises version and updated_at, status only moves forward, no SIP file is
 deleted).
 
+With --sealing-key FILE (or SIP_SEALING_KEY_FILE) each sealed benchmark
+answer must also open with the registry's key to one of its choices, as
+the App's check run requires; nothing opened is printed.
+
 Exit status: 0 valid (warnings allowed), 65 errors found, 66 a PATH does
-not exist or holds no SIP, 64 usage error, 78 --base cannot be read,
+not exist or holds no SIP, 64 usage error, 78 --base or --sealing-key cannot be read,
 70 internal error.`
 
 // sipTool describes this program in SARIF logs.
@@ -43,6 +48,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	fs := newFlagSet("validate", "[--format text|json|sarif|github] [--base REV] [PATH...]", validateAbout)
 	format := fs.String("format", "text", "output format: "+strings.Join(report.Formats, ", "))
 	base := fs.String("base", "", "git revision to apply the edit rules against, e.g. origin/main")
+	keyFile := fs.String("sealing-key", e.getenv("SIP_SEALING_KEY_FILE"), "the registry's sealing key: sealed answers must open with it to one of their choices (default $SIP_SEALING_KEY_FILE)")
 	paths, code, ok := parseFlags(fs, e, args)
 	if !ok {
 		return code
@@ -72,6 +78,14 @@ func runValidate(ctx context.Context, e env, args []string) int {
 			return exitConfig
 		}
 		opts.Base = snap
+	}
+	if *keyFile != "" {
+		k, err := seal.LoadKeyFile(*keyFile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sip validate: --sealing-key: %v\n", err)
+			return exitConfig
+		}
+		opts.Key = k
 	}
 	problems := registry.Validate(registry.ParseFiles(files), opts)
 	if err := report.Write(e.stdout, *format, report.Result{Files: len(files), Problems: problems}, sipTool()); err != nil {

@@ -2,12 +2,8 @@ package evaluation
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
@@ -46,11 +42,14 @@ func (benchmarkRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
+	cfg, err := t.s.questions(t.Def, t.Reg.ID)
+	if err != nil {
+		return nil, err
+	}
 	moved, err := t.s.moveToStarted(ctx, t.Reg, benchmarkDeadline(t.Def, t.s.now()))
 	if err != nil {
 		return nil, err
 	}
-	cfg := t.Def.Config.Benchmark
 	qs := make([]registry.Question, 0, len(cfg.Questions))
 	for _, q := range cfg.Questions {
 		qs = append(qs, registry.Question{ID: q.ID, Prompt: q.Prompt, Choices: t.s.shuffled(moved.ID, q.ID, q.Choices), Points: q.Points})
@@ -67,14 +66,17 @@ func (benchmarkRunner) Submit(ctx context.Context, t *Take, decode func(any) err
 	if err := decode(&sub); err != nil {
 		return nil, err
 	}
-	cfg := t.Def.Config.Benchmark
+	cfg, err := t.s.questions(t.Def, t.Reg.ID)
+	if err != nil {
+		return nil, err
+	}
 	known := map[string]registry.Question{}
 	for _, q := range cfg.Questions {
 		known[q.ID] = q
 	}
 	for id, ans := range sub.Answers {
 		if _, ok := known[id]; !ok {
-			return nil, invalid("answers", "no question "+quote(id), "Answer the questions that start returned, by id.")
+			return nil, invalid("answers", "no question "+quote(id)+" in this attempt", "Answer the questions that start returned, by id.")
 		}
 		if len(ans) > MaxAnswer {
 			return nil, tooLarge("answers", "an answer is longer than 16 KiB", "Shorten it.")
@@ -144,7 +146,7 @@ func (s *Service) queue(ctx context.Context, t *Take, job *Job, submission, part
 }
 
 // judgeBenchmark has the judge grade a benchmark job's free answers.
-func (benchmarkRunner) judge(ctx context.Context, j Judge, def *Definition, job *Job) (grade, error) {
+func (benchmarkRunner) judge(ctx context.Context, s *Service, j Judge, def *Definition, job *Job) (grade, error) {
 	var sub BenchmarkSubmission
 	var partial benchmarkPartial
 	if err := json.Unmarshal(job.Submission, &sub); err != nil {
@@ -153,7 +155,10 @@ func (benchmarkRunner) judge(ctx context.Context, j Judge, def *Definition, job 
 	if err := json.Unmarshal(job.Partial, &partial); err != nil {
 		return grade{}, err
 	}
-	cfg := def.Config.Benchmark
+	cfg, err := s.questions(def, job.RegistrationID)
+	if err != nil {
+		return grade{}, err
+	}
 	msgs, ids := judge.BenchmarkMessages(def.Name, cfg, sub.Answers)
 	verdict, err := j.Ask(ctx, msgs, ids)
 	if err != nil {
@@ -178,23 +183,4 @@ func benchmarkGrade(def *Definition, job *Job, score, total float64) grade {
 		g.reason = fmt.Sprintf("scored %g of %g", score, total)
 	}
 	return g
-}
-
-// shuffled is choices in the order one attempt sees them: a permutation
-// drawn from the record key, the registration and the question, so that
-// starting again shows the same order, no two attempts share one by
-// design, and nobody without the key can predict it. A fixed-position
-// strategy (always the first choice) passes no more often than chance.
-// Answers are the text of a choice, so grading needs no permutation.
-func (s *Service) shuffled(registrationID, questionID string, choices []string) []string {
-	if len(choices) < 2 {
-		return choices
-	}
-	m := hmac.New(sha256.New, s.recordKey)
-	m.Write([]byte("choices\x00" + registrationID + "\x00" + questionID))
-	var seed [32]byte
-	copy(seed[:], m.Sum(nil))
-	out := slices.Clone(choices)
-	rand.New(rand.NewChaCha8(seed)).Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
-	return out
 }

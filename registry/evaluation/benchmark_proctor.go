@@ -48,8 +48,12 @@ func (benchmarkRunner) claim(ctx context.Context, s *Service, e *registry.Entry,
 	if err := json.Unmarshal(job.Submission, &sub); err != nil {
 		return nil, err
 	}
+	cfg, err := s.questions(def, reg.ID)
+	if err != nil {
+		return nil, err
+	}
 	answers := []FreeAnswer{}
-	for _, q := range def.Config.Benchmark.Questions {
+	for _, q := range cfg.Questions {
 		if !q.MultipleChoice() {
 			answers = append(answers, FreeAnswer{QuestionID: q.ID, Prompt: q.Prompt, Rubric: q.Rubric, Points: q.Points, Answer: sub.Answers[q.ID]})
 		}
@@ -82,7 +86,10 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 	if err != nil {
 		return nil, err
 	}
-	cfg := def.Config.Benchmark
+	cfg, err := s.questions(def, reg.ID)
+	if err != nil {
+		return nil, err
+	}
 	free := map[string]float64{}
 	for _, q := range cfg.Questions {
 		if !q.MultipleChoice() {

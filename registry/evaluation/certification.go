@@ -114,7 +114,7 @@ func (certificationRunner) Submit(ctx context.Context, t *Take, decode func(any)
 
 // judge has the judge score a certification's transcript under the
 // pinned prompts and rubric.
-func (certificationRunner) judge(ctx context.Context, j Judge, def *Definition, job *Job) (grade, error) {
+func (certificationRunner) judge(ctx context.Context, _ *Service, j Judge, def *Definition, job *Job) (grade, error) {
 	var sub CertificationSubmission
 	if err := json.Unmarshal(job.Submission, &sub); err != nil {
 		return grade{}, err

@@ -33,6 +33,9 @@ type Config struct {
 	// 32 bytes, shared by every replica; sip serve keeps it in the
 	// database). Without one a random key is made, good for this process.
 	RecordKey []byte
+	// Key opens benchmarks' sealed answers (the registry's sealing key);
+	// without one a benchmark with sealed answers cannot be taken.
+	Key Opener
 }
 
 // Service is the runtime of evaluations: the operations agents and
@@ -50,6 +53,8 @@ type Service struct {
 	now             func() time.Time
 	build           string
 	recordKey       []byte
+	opener          Opener
+	keys            answerKeys
 }
 
 // New builds a service.
@@ -62,6 +67,7 @@ func New(cfg Config) *Service {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.opener = cfg.Key
 	s.recordKey = cfg.RecordKey
 	if len(s.recordKey) == 0 {
 		s.recordKey = make([]byte, 32)

@@ -20,7 +20,7 @@ type Judge interface {
 
 // judged is a runner whose submissions a judge grades.
 type judged interface {
-	judge(ctx context.Context, j Judge, def *Definition, job *Job) (grade, error)
+	judge(ctx context.Context, s *Service, j Judge, def *Definition, job *Job) (grade, error)
 }
 
 // Worker takes submitted jobs from the database and has them judged,
@@ -138,7 +138,7 @@ func (w *Worker) work(ctx context.Context, job *Job) (*Result, float64, error) {
 	callCtx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
 	stop := w.keepLease(callCtx, job.ID)
-	g, err := r.judge(callCtx, w.Judge, def, job)
+	g, err := r.judge(callCtx, s, w.Judge, def, job)
 	stop()
 	if err != nil {
 		return nil, 0, err

@@ -93,7 +93,7 @@ func writeConfig(b *strings.Builder, r *rand.Rand, typ string) {
 	case "complex_benchmark":
 		b.WriteString("config:\n  passing_score: 75\n  questions:\n")
 		for q := range 3 + r.IntN(5) {
-			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Right\", \"Wrong\", \"Also wrong\"]\n      answer: \"Right\"\n      points: 10\n", q, q)
+			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(q))
 		}
 	case "live_class_work":
 		b.WriteString("config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 45\n")
