@@ -65,6 +65,7 @@ fuzz:
 		$(GO) test ./bot -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done
 	$(GO) test ./registry/internal/blob -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./registry/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 
 ## lint: formatting, vet, staticcheck, and the generated files being current
 lint:

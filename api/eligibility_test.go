@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
@@ -188,4 +190,74 @@ func (p *testAgent) passLive(t *testing.T, sessionID string) gradeBody {
 		t.Fatalf("grade: %d", code)
 	}
 	return g
+}
+
+// TestFiftyConcurrentClaims: fifty agents claim one attempt at once:
+// twenty eligible proctors, and thirty that may not (the candidate's
+// owner's other agents, unclaimed agents, and agents without the
+// qualification). One eligible proctor wins; every ineligible claim is
+// refused for its reason, never for a lost race; the session has one
+// proctor.
+func TestFiftyConcurrentClaims(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorldWith(t, s, func(c *api.Config) { c.PublicRate = 1000 })
+		w.resync(t, "c-vetted", versioned(48, "vetted", "proctored", "proctor_handler", "1.0.0", "  proctor:\n    qualification: poaw\n"))
+		cand := w.claimed(t, "fifty-candidate", "fiftyoperator")
+		const ev = "/api/v1/evaluations/vetted"
+		cand.call("POST", ev+"/register", "", nil)
+		var st liveStart
+		cand.call("POST", ev+"/start", "", &st)
+		claim := fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID)
+
+		type claimer struct {
+			a    *testAgent
+			want string // "" for an eligible proctor
+		}
+		var claimers []claimer
+		for i := range 20 {
+			claimers = append(claimers, claimer{w.proctor(t, fmt.Sprintf("eligible-%d", i)), ""})
+		}
+		for i := range 10 {
+			p := w.claimed(t, fmt.Sprintf("puppet-%d", i), "fiftyoperator")
+			p.poaw(t, false)
+			claimers = append(claimers, claimer{p, "same_owner"})
+			u := w.agent(fmt.Sprintf("unowned-%d", i))
+			u.poaw(t, false)
+			claimers = append(claimers, claimer{u, "proctor_unclaimed"})
+			claimers = append(claimers, claimer{w.claimed(t, fmt.Sprintf("unqualified-%d", i), fmt.Sprintf("uq%d", i)), "proctor_not_qualified"})
+		}
+		type answer struct {
+			code int
+			err  string
+		}
+		answers := make([]answer, len(claimers))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, c := range claimers {
+			wg.Go(func() {
+				<-start
+				var e errorResponse
+				code := c.a.call("POST", ev+"/proctor/claim", claim, &e)
+				answers[i] = answer{code, e.ErrorDetail.Code}
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for i, c := range claimers {
+			got := answers[i]
+			switch {
+			case c.want != "" && (got.code != 403 || got.err != c.want):
+				t.Errorf("%s: %d %s, want 403 %s", c.a.name, got.code, got.err, c.want)
+			case c.want == "" && got.code == 201:
+				won++
+			case c.want == "" && got.code != 409:
+				t.Errorf("eligible %s: %d %s, want 201 or 409", c.a.name, got.code, got.err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d eligible proctors won the claim, want 1", won)
+		}
+	})
 }

@@ -83,8 +83,8 @@ executable:
 `
 
 // passPoAW drives the API as an outside agent: register, start, fetch,
-// answer.
-func passPoAW(t *testing.T, base, name string) {
+// answer. It returns the agent's API key.
+func passPoAW(t *testing.T, base, name string) string {
 	t.Helper()
 	call := func(method, path, key, body string, out any) int {
 		url := base + path
@@ -153,6 +153,7 @@ func passPoAW(t *testing.T, base, name string) {
 	if code := call("POST", "/api/v1/evaluations/poaw/submit", key, body, &res); code != 201 || !res.Result.Passed {
 		t.Fatalf("submit: %d %+v", code, res)
 	}
+	return key
 }
 
 // TestBrowser drives the pages in headless Chromium the way a person

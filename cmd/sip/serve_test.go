@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	neturl "net/url"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/api/apitest"
+	"github.com/sipregistry/sip/bot"
+	"github.com/sipregistry/sip/evaluations"
+	"github.com/sipregistry/sip/registry/seal"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -72,6 +76,54 @@ func TestServeBundledSIPs(t *testing.T) {
 	}
 	if code := getJSON(t, m.URL+"/readyz", nil); code != 200 {
 		t.Errorf("readyz %d", code)
+	}
+}
+
+// TestServeGradesTheSealedBenchmark: `make run` on a fresh machine (no
+// SIP_SEALING_KEY_FILE, no App) opens the bundled benchmark's sealed
+// answers with the development key, and says the key is a development
+// one; a registry that governs a repository never falls back to it.
+func TestServeGradesTheSealedBenchmark(t *testing.T) {
+	t.Parallel()
+	m := MustRunMain(t, &Main{})
+	var pub struct {
+		Recipient   string `json:"recipient"`
+		Development bool   `json:"development"`
+	}
+	dev, err := seal.ParseKey(evaluations.DevelopmentSealingKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := getJSON(t, m.URL+"/api/v1/sealing-key", &pub); code != 200 || !pub.Development || pub.Recipient != dev.Recipient() {
+		t.Errorf("sealing key: %d %+v", code, pub)
+	}
+	key := passPoAW(t, m.URL, "sealed-taker")
+	c := apitest.New(t, m.URL)
+	auth := http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}}
+	c.Do("POST", "/api/v1/evaluations/ai-safety-benchmark/register", strings.NewReader(""), auth, nil)
+	var st struct {
+		Questions []struct {
+			ID string `json:"id"`
+		} `json:"questions"`
+	}
+	if resp := c.Do("POST", "/api/v1/evaluations/ai-safety-benchmark/start", strings.NewReader(""), auth, &st); resp.StatusCode != 200 || len(st.Questions) != 10 {
+		t.Errorf("start of the sealed benchmark: %d, %d questions", resp.StatusCode, len(st.Questions))
+	}
+
+	for _, tt := range []struct {
+		name  string
+		m     *Main
+		want  *seal.Key
+		isDev bool
+	}{
+		{"key file", &Main{SealingKey: dev}, dev, false},
+		{"no key, no App", &Main{}, dev, true},
+		{"no key, the App", &Main{GitHub: &bot.Config{}}, nil, false},
+	} {
+		got, isDev, err := tt.m.sealingKey(slog.New(slog.DiscardHandler))
+		if err != nil || (got == nil) != (tt.want == nil) || got != nil && got.Recipient() != tt.want.Recipient() || isDev != tt.isDev {
+			t.Errorf("%s: %v dev=%v %v", tt.name, got, isDev, err)
+		}
 	}
 }
 
