@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -514,4 +515,109 @@ func TestNewEndpointsRefuseBadInput(t *testing.T) {
 			t.Errorf("the key after refused rotations: %d, want 200", code)
 		}
 	})
+}
+
+// TestEightClientsDownloadALongTranscript: a session of 1,500 messages of
+// 4 KiB (6 MiB in all) read at once by eight clients, through every page
+// of the API and the result page, leaves the server's heap where it was:
+// each read is bounded (pages of 200 messages, 500 on the web page), so
+// nothing holds a whole transcript per client. It measures the process's
+// heap, so it runs alone: not in parallel with other tests, and one store
+// after the other.
+func TestEightClientsDownloadALongTranscript(t *testing.T) {
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) { eightClients(t, open(t)) })
+	}
+}
+
+func eightClients(t *testing.T, s registry.Store) {
+	{
+		w := newWorld(t, s)
+		a, b := w.agent("long8-a"), w.agent("long8-b")
+		a.joinLive(t, "live-ten")
+		st := b.joinLive(t, "live-ten")
+		content := strings.Repeat("x", 4<<10)
+		sessions := s.(evaluation.SessionStore)
+		for i := range 1500 {
+			from := a
+			if i%2 == 1 {
+				from = b
+			}
+			if _, err := sessions.PostMessage(t.Context(), &evaluation.SessionMessage{ID: fmt.Sprintf("msg_long8_%d", i), SessionID: st.Session.ID,
+				SenderID: from.id(t), Role: "participant", Content: content, CreatedAt: w.clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		proc := w.proctor(t, "long8-proctor")
+		g := proc.passLive(t, st.Session.ID)
+		path := "/api/v1/evaluations/live-ten/results/" + g.Results[0].ID + "/transcript"
+		heap := func() uint64 {
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			return m.HeapAlloc
+		}
+		before := heap()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var peak uint64
+		for i := range 8 {
+			wg.Go(func() {
+				since := int64(0)
+				for {
+					var page struct {
+						Messages  []json.RawMessage `json:"messages"`
+						NextSince *int64            `json:"next_since"`
+					}
+					// Plain HTTP: holding 12 MiB of pages to the OpenAPI
+					// document would measure the test's client.
+					resp, err := http.Get(fmt.Sprintf("%s%s?since=%d", w.BaseURL, path, since))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					err = json.NewDecoder(resp.Body).Decode(&page)
+					resp.Body.Close()
+					if resp.StatusCode != 200 || err != nil {
+						t.Errorf("page after %d: %d %v", since, resp.StatusCode, err)
+						return
+					}
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					mu.Lock()
+					peak = max(peak, m.HeapAlloc)
+					mu.Unlock()
+					if page.NextSince == nil {
+						break
+					}
+					since = *page.NextSince
+				}
+				if i > 0 {
+					return // one client also reads the web page (500 messages)
+				}
+				resp, err := http.Get(w.BaseURL + "/results/" + g.Results[0].ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("the result page: %d", resp.StatusCode)
+				}
+			})
+		}
+		wg.Wait()
+		// The clients themselves hold one page each (under 1 MiB); 64 MiB
+		// is far below what eight whole transcripts in memory at once
+		// would take with their JSON (well over 100 MiB).
+		after := heap()
+		t.Logf("heap: %d MiB before, peak %d MiB, %d MiB after", before>>20, peak>>20, after>>20)
+		if after > before+16<<20 {
+			t.Errorf("heap grew from %d MiB to %d MiB after eight downloads", before>>20, after>>20)
+		}
+		if peak > before+64<<20 {
+			t.Errorf("heap peaked at %d MiB during eight downloads (from %d MiB)", peak>>20, before>>20)
+		}
+	}
 }
