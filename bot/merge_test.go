@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -112,6 +113,43 @@ func TestTwoHundredOpenPullsWhenMainMoves(t *testing.T) {
 			if n := len(h.gh.CheckRuns(h.gh.HeadSHA(p), bot.ValidationCheck)); n != 1 {
 				t.Errorf("pull request #%d has %d validation runs, want 1", p.Number, n)
 			}
+		}
+	})
+}
+
+// TestMainMovesWhileACheckRuns: main takes a pull request's SIP number
+// while the App is still checking that pull request (its check run is
+// being posted). The check that ends up on the pull request's head is the
+// one against the new main: a failure, not the stale success.
+func TestMainMovesWhileACheckRuns(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t))
+		h.run()
+		main0 := h.gh.Head(h.repo, "main")
+		h.waitCheck(main0, bot.SyncCheck, "completed", "success")
+
+		mine := siptest.SIP(12, "my-twelve", "draft")
+		h.gh.Push(h.repo, "mine", map[string]string{mine.Path: string(mine.Content)})
+		p := h.gh.OpenPull(h.repo, "mine", "ann")
+		held, release := h.gh.Hold(func(r *http.Request) bool {
+			return r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/check-runs")
+		})
+		defer release()
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", p))
+		select {
+		case <-held:
+		case <-t.Context().Done():
+			t.Fatal("the check never reached GitHub")
+		}
+		// The check is computed against main0 and on its way to GitHub;
+		// meanwhile main takes SIP-12.
+		theirs := siptest.SIP(12, "their-twelve", "draft")
+		after := h.gh.Push(h.repo, "main", map[string]string{theirs.Path: string(theirs.Content)})
+		h.deliver("push", newGUID(), h.pushEvent("main", main0, after))
+		release()
+		run := h.waitCheck(h.gh.HeadSHA(p), bot.ValidationCheck, "completed", "failure")
+		if !hasAnnotation(run, "merge-conflict") && !hasAnnotation(run, "sip-duplicate") {
+			t.Errorf("the final check does not see main's SIP-12: %q %v", run.Title, run.Annotations)
 		}
 	})
 }

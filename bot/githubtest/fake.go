@@ -53,6 +53,7 @@ type Fake struct {
 	redelivered   []int64
 	requests      []Request
 	faults        []fault
+	holds         []*hold
 	tokenRequests int
 }
 
@@ -291,6 +292,47 @@ func (f *Fake) Fail(n, status int, header http.Header, match func(*http.Request)
 		match = func(*http.Request) bool { return true }
 	}
 	f.faults = append(f.faults, fault{match: match, status: status, header: header, left: n})
+}
+
+// Hold makes the next API request that matches wait until release is
+// called (or the fake closes); held says when it has arrived. Tests use it
+// to act while the App is in the middle of its work.
+func (f *Fake) Hold(match func(*http.Request) bool) (held <-chan struct{}, release func()) {
+	arrived, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.mu.Lock()
+	f.holds = append(f.holds, &hold{match: match, arrived: arrived, gate: gate})
+	f.mu.Unlock()
+	return arrived, func() { once.Do(func() { close(gate) }) }
+}
+
+// hold is a request pattern that waits at a gate.
+type hold struct {
+	match   func(*http.Request) bool
+	arrived chan struct{}
+	gate    chan struct{}
+	taken   bool
+}
+
+// wait holds r if a hold matches it, once.
+func (f *Fake) wait(r *http.Request) {
+	f.mu.Lock()
+	var h *hold
+	for _, c := range f.holds {
+		if !c.taken && c.match(r) {
+			c.taken, h = true, c
+			break
+		}
+	}
+	f.mu.Unlock()
+	if h == nil {
+		return
+	}
+	close(h.arrived)
+	select {
+	case <-h.gate:
+	case <-r.Context().Done():
+	}
 }
 
 // Heal removes every fault.

@@ -28,6 +28,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.serveGit(sw, r)
 		return
 	}
+	f.wait(r)
 	if f.injectFault(sw, r) {
 		return
 	}
