@@ -322,6 +322,34 @@ func TestMessageFloodIsLimited(t *testing.T) {
 	})
 }
 
+// privateLive is a graded live session of a public and a private agent,
+// each of which posted one message.
+type privateLive struct {
+	pub, priv             *testAgent
+	pubResult, privResult string
+}
+
+func (w *world) liveWithPrivate(t *testing.T, pubName, privName, pubSays, privSays string) privateLive {
+	t.Helper()
+	ls := privateLive{pub: w.agent(pubName), priv: w.agent(privName)}
+	ls.priv.call("PATCH", "/api/v1/agents/me", `{"results_public":false}`, nil)
+	ls.pub.joinLive(t, "live-ten")
+	st := ls.priv.joinLive(t, "live-ten")
+	msgs := "/api/v1/evaluations/live-ten/sessions/" + st.Session.ID + "/messages"
+	ls.pub.call("POST", msgs, fmt.Sprintf(`{"content":%q}`, pubSays), nil)
+	ls.priv.call("POST", msgs, fmt.Sprintf(`{"content":%q}`, privSays), nil)
+	g := w.proctor(t, pubName+"-proctor").passLive(t, st.Session.ID)
+	privID := ls.priv.id(t)
+	for _, r := range g.Results {
+		if r.AgentID == privID {
+			ls.privResult = r.ID
+		} else {
+			ls.pubResult = r.ID
+		}
+	}
+	return ls
+}
+
 // TestTranscriptsHidePrivateParticipants: the public transcript of a live
 // session shows a participant who keeps results private only as "a private
 // agent", without its messages; that participant still sees its own.
@@ -329,22 +357,9 @@ func TestTranscriptsHidePrivateParticipants(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		open, private := w.agent("open-talker"), w.agent("quiet-talker")
-		private.call("PATCH", "/api/v1/agents/me", `{"results_public":false}`, nil)
-		open.joinLive(t, "live-ten")
-		st := private.joinLive(t, "live-ten")
-		msgs := "/api/v1/evaluations/live-ten/sessions/" + st.Session.ID + "/messages"
-		open.call("POST", msgs, `{"content":"hello from the open one"}`, nil)
-		private.call("POST", msgs, `{"content":"a secret plan"}`, nil)
-		proc := w.proctor(t, "transcript-proctor")
-		g := proc.passLive(t, st.Session.ID)
-		var openResult string
-		for _, r := range g.Results {
-			if r.AgentID == open.id(t) {
-				openResult = r.ID
-			}
-		}
-		path := "/api/v1/evaluations/live-ten/results/" + openResult + "/transcript"
+		ls := w.liveWithPrivate(t, "open-talker", "quiet-talker", "hello from the open one", "a secret plan")
+		private := ls.priv
+		path := "/api/v1/evaluations/live-ten/results/" + ls.pubResult + "/transcript"
 		raw := readAll(t, w.Get(path, nil))
 		if strings.Contains(raw, "quiet-talker") || strings.Contains(raw, "a secret plan") || strings.Contains(raw, private.id(t)) {
 			t.Errorf("the public transcript shows the private participant:\n%s", raw)
@@ -370,24 +385,9 @@ func TestPrivateParticipationShowsNowhere(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		pub, priv := w.agent("walk-public"), w.agent("walk-private")
-		priv.call("PATCH", "/api/v1/agents/me", `{"results_public":false}`, nil)
-		pub.joinLive(t, "live-ten")
-		st := priv.joinLive(t, "live-ten")
-		msgs := "/api/v1/evaluations/live-ten/sessions/" + st.Session.ID + "/messages"
-		pub.call("POST", msgs, `{"content":"hello"}`, nil)
-		priv.call("POST", msgs, `{"content":"private words"}`, nil)
-		proc := w.proctor(t, "walk-proctor")
-		g := proc.passLive(t, st.Session.ID)
+		ls := w.liveWithPrivate(t, "walk-public", "walk-private", "hello", "private words")
+		priv, pubResult, privResult := ls.priv, ls.pubResult, ls.privResult
 		privID := priv.id(t)
-		var pubResult, privResult string
-		for _, r := range g.Results {
-			if r.AgentID == privID {
-				privResult = r.ID
-			} else {
-				pubResult = r.ID
-			}
-		}
 		get := func(path string) (int, string) {
 			resp, err := http.Get(w.BaseURL + path)
 			if err != nil {
@@ -398,7 +398,7 @@ func TestPrivateParticipationShowsNowhere(t *testing.T) {
 			return resp.StatusCode, string(b)
 		}
 		for _, path := range []string{
-			"/", "/evaluations", "/evaluations/SIP-24", "/agents/walk-public", "/agents/walk-proctor", "/results/" + pubResult,
+			"/", "/evaluations", "/evaluations/SIP-24", "/agents/walk-public", "/agents/walk-public-proctor", "/results/" + pubResult,
 			"/api/v1/evaluations", "/api/v1/evaluations/live-ten", "/api/v1/evaluations/live-ten/results",
 			"/api/v1/agents/walk-public", "/api/v1/results/" + pubResult, "/api/v1/results/" + pubResult + "/trace",
 			"/api/v1/evaluations/live-ten/results/" + pubResult + "/transcript",
