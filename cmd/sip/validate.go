@@ -45,10 +45,12 @@ func sipTool() report.Tool {
 }
 
 func runValidate(ctx context.Context, e env, args []string) int {
-	fs := newFlagSet("validate", "[--format text|json|sarif|github] [--base REV] [PATH...]", validateAbout)
+	fs := newFlagSet("validate", "[--format text|json|sarif|github] [--base REV] [--color auto|always|never] [PATH...] | --list-rules", validateAbout)
 	format := fs.String("format", "text", "output format: "+strings.Join(report.Formats, ", "))
 	base := fs.String("base", "", "git revision to apply the edit rules against, e.g. origin/main")
 	keyFile := fs.String("sealing-key", e.getenv("SIP_SEALING_KEY_FILE"), "the registry's sealing key: sealed answers must open with it to one of their choices (default $SIP_SEALING_KEY_FILE)")
+	color := fs.String("color", "auto", "colour the text format: auto (on a terminal, unless NO_COLOR is set), always or never")
+	listRules := fs.Bool("list-rules", false, "list every rule (id, severity, scope, what it requires) and exit; --format json for a list of objects")
 	paths, code, ok := parseFlags(fs, e, args)
 	if !ok {
 		return code
@@ -56,6 +58,18 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	if !oneOf(*format, report.Formats) {
 		fmt.Fprintf(e.stderr, "sip validate: unknown --format %q (want %s)\n", *format, strings.Join(report.Formats, ", "))
 		return exitUsage
+	}
+	useColor, ok := colorFor(e, *color)
+	if !ok {
+		fmt.Fprintf(e.stderr, "sip validate: unknown --color %q (want auto, always or never)\n", *color)
+		return exitUsage
+	}
+	if *listRules {
+		if len(paths) > 0 {
+			fmt.Fprintln(e.stderr, "sip validate: --list-rules takes no paths")
+			return exitUsage
+		}
+		return writeRules(e, *format)
 	}
 	if len(paths) == 0 {
 		paths = []string{"evaluations"}
@@ -88,7 +102,11 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		opts.Key = k
 	}
 	problems := registry.Validate(registry.ParseFiles(files), opts)
-	if err := report.Write(e.stdout, *format, report.Result{Files: len(files), Problems: problems}, sipTool()); err != nil {
+	sources := make(map[string][]byte, len(files))
+	for _, f := range files {
+		sources[f.Path] = f.Content
+	}
+	if err := report.Write(e.stdout, *format, report.Result{Files: len(files), Problems: problems, Sources: sources, Color: useColor}, sipTool()); err != nil {
 		fmt.Fprintf(e.stderr, "sip validate: %v\n", err)
 		return exitInternal
 	}

@@ -19,6 +19,11 @@ var Formats = []string{"text", "json", "sarif", "github"}
 type Result struct {
 	Files    int
 	Problems []registry.Problem
+	// Sources are the files' contents by path: the text format shows the
+	// line of each problem from them, with a caret under the column.
+	Sources map[string][]byte
+	// Color makes the text format use ANSI colours.
+	Color bool
 }
 
 // Write prints r in the named format.
@@ -34,17 +39,6 @@ func Write(w io.Writer, format string, r Result, tool Tool) error {
 		return writeGitHub(w, r)
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
-}
-
-func writeText(w io.Writer, r Result) error {
-	var b strings.Builder
-	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "%s:%d:%d: %s [%s] %s\n", p.Path, p.Line, p.Column, p.Severity, p.Rule, oneLine(p.Message))
-	}
-	errs, warns := registry.Count(r.Problems)
-	fmt.Fprintf(&b, "%s, %s, %s\n", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func plural(n int, word string) string {

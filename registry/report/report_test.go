@@ -65,6 +65,48 @@ func TestFormatsGolden(t *testing.T) {
 	}
 }
 
+// TestTextShowsTheSource: with the files' contents, the text format shows
+// each problem's line with a caret under its column (tabs kept so it lines
+// up), and the hint, in colour when asked; a line it cannot show safely
+// (control characters, past the end) is left out.
+func TestTextShowsTheSource(t *testing.T) {
+	t.Parallel()
+	r := report.Result{Files: 2, Sources: map[string][]byte{
+		"evaluations/SIP-5.md": []byte("---\nsip: 5\nid: Bad_Id\n\tname: x\n---\n"),
+		"evaluations/SIP-6.md": []byte("---\nid: \x1b[2Jtrick\n---\n"),
+	}, Problems: []registry.Problem{
+		{Path: "evaluations/SIP-5.md", Line: 3, Column: 5, EndLine: 3, Severity: "error", Rule: "id-format",
+			Message: "id \"Bad_Id\" is not kebab-case", Hint: "Write bad-id."},
+		{Path: "evaluations/SIP-5.md", Line: 4, Column: 2, EndLine: 6, Severity: "warning", Rule: "yaml-syntax", Message: "a tab", Hint: "Use spaces."},
+		{Path: "evaluations/SIP-5.md", Line: 40, Column: 1, EndLine: 40, Severity: "error", Rule: "body-empty", Message: "past the end"},
+		{Path: "evaluations/SIP-6.md", Line: 2, Column: 5, EndLine: 2, Severity: "error", Rule: "id-format", Message: "escape"},
+	}}
+	for _, color := range []bool{false, true} {
+		r.Color = color
+		got := write(t, "text", r)
+		path := filepath.Join("testdata", "source.text.golden")
+		if color {
+			path = filepath.Join("testdata", "source.text-color.golden")
+		}
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("color=%v (-want +got):\n%s", color, diff)
+		}
+		if strings.Contains(string(got), "\x1b[2J") {
+			t.Error("a control sequence from a file reached the terminal")
+		}
+	}
+}
+
 func TestJSONHasEmptyListNotNull(t *testing.T) {
 	t.Parallel()
 	var out struct {
