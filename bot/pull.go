@@ -84,8 +84,13 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 		return err
 	}
 	rep := &pullReport{Files: len(merged), Touched: ch.paths(), Conflicts: conflicts, Branch: pr.GetBase().GetRef()}
-	rep.Problems = registry.Validate(mergedDocs, registry.Options{
+	all := registry.Validate(mergedDocs, registry.Options{
 		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir, Key: a.cfg.SealingKey})
+	// Only what the pull request changes decides its check: problems the
+	// base branch already has, in files it leaves alone, are shown as
+	// notices (one broken SIP on main must not fail every pull request).
+	onBase := registry.Validate(tipDocs, registry.Options{Dir: a.cfg.Dir, Key: a.cfg.SealingKey})
+	rep.Problems, rep.Inherited = splitInherited(all, onBase, rep.Touched)
 	rep.Preview = previewOf(tipDocs, mergedDocs)
 	scope := Scope{SIPs: touchesSIPs, Governance: governance}
 	vc := checkResult{name: ValidationCheck, conclusion: rep.conclusion(), title: rep.title(), summary: rep.summary(), annotations: rep.annotations()}

@@ -36,7 +36,10 @@ type pullReport struct {
 	Files    int      // SIP files as the pull request would merge
 	Touched  []string // SIP files the pull request adds, edits or removes
 	Problems []registry.Problem
-	Preview  preview
+	// Inherited are problems the base branch already has in files the
+	// pull request does not change: shown, but they do not fail it.
+	Inherited []registry.Problem
+	Preview   preview
 	// Conflicts are SIP files that both the pull request and the base
 	// branch changed since they parted; Branch is the base branch.
 	Conflicts []string
@@ -62,10 +65,14 @@ func (r *pullReport) title() string {
 		return fmt.Sprintf("Merge conflict with %s in %s", r.Branch, plural(len(r.Conflicts), "SIP file"))
 	}
 	errs, warns := registry.Count(r.Problems)
+	title := fmt.Sprintf("%s, %s", plural(errs, "error"), plural(warns, "warning"))
 	if errs+warns == 0 {
-		return fmt.Sprintf("%s valid", plural(len(r.Touched), "changed SIP file"))
+		title = fmt.Sprintf("%s valid", plural(len(r.Touched), "changed SIP file"))
 	}
-	return fmt.Sprintf("%s, %s", plural(errs, "error"), plural(warns, "warning"))
+	if len(r.Inherited) > 0 {
+		title += fmt.Sprintf("; %s already on %s", plural(len(r.Inherited), "problem"), r.Branch)
+	}
+	return title
 }
 
 // summary is the check run's Markdown summary. It holds no times or ids,
@@ -84,16 +91,11 @@ func (r *pullReport) summary() string {
 	}
 	fmt.Fprintf(&b, "Checked %s as they would merge into the base branch now (%s in this pull request): %s, %s.\n\n",
 		plural(r.Files, "SIP file"), plural(len(r.Touched), "changed file"), plural(errs, "error"), plural(warns, "warning"))
-	if len(r.Problems) > 0 {
-		b.WriteString("| File | Line | Rule | Problem |\n|---|---|---|---|\n")
-		for _, p := range r.Problems {
-			line := "–"
-			if p.Line > 0 {
-				line = fmt.Sprint(p.Line)
-			}
-			fmt.Fprintf(&b, "| `%s` | %s | [`%s`](%s) | %s |\n", p.Path, line, p.Rule, ruleURL(p.Rule), cell(p.Message))
-		}
-		b.WriteString("\n")
+	problemTable(&b, r.Problems)
+	if len(r.Inherited) > 0 {
+		fmt.Fprintf(&b, "### Already on `%s`\n\nThese problems are in SIP files this pull request does not change, and `%s` has them already: "+
+			"they do not fail this check. Fix them in a pull request of their own.\n\n", r.Branch, r.Branch)
+		problemTable(&b, r.Inherited)
 	}
 	if len(r.Conflicts) > 0 {
 		b.WriteString("### On merge\n\nNothing can merge until the conflicts are resolved.\n")
@@ -114,6 +116,22 @@ func (r *pullReport) summary() string {
 	return truncate(b.String(), maxMarkdown)
 }
 
+// problemTable writes problems as a Markdown table.
+func problemTable(b *strings.Builder, problems []registry.Problem) {
+	if len(problems) == 0 {
+		return
+	}
+	b.WriteString("| File | Line | Rule | Problem |\n|---|---|---|---|\n")
+	for _, p := range problems {
+		line := "–"
+		if p.Line > 0 {
+			line = fmt.Sprint(p.Line)
+		}
+		fmt.Fprintf(b, "| `%s` | %s | [`%s`](%s) | %s |\n", p.Path, line, p.Rule, ruleURL(p.Rule), cell(p.Message))
+	}
+	b.WriteString("\n")
+}
+
 // annotations puts each problem on its exact lines. GitHub allows columns
 // only on one-line annotations.
 func (r *pullReport) annotations() []*github.CheckRunAnnotation {
@@ -123,14 +141,18 @@ func (r *pullReport) annotations() []*github.CheckRunAnnotation {
 			AnnotationLevel: github.String("failure"), Title: github.String("merge-conflict"),
 			Message: github.String("Both this pull request and " + r.Branch + " changed this file since they parted. Merge " + r.Branch + " into the branch and resolve it.")})
 	}
-	for _, p := range r.Problems {
+	inherited := len(r.Problems)
+	for i, p := range append(slices.Clip(r.Problems), r.Inherited...) {
 		if len(out) == maxAnnotations {
 			break
 		}
 		start := max(p.Line, 1)
 		end := max(p.EndLine, start)
 		level := "failure"
-		if p.Severity == registry.SeverityWarning {
+		switch {
+		case i >= inherited:
+			level = "notice" // the base branch's, not the pull request's
+		case p.Severity == registry.SeverityWarning:
 			level = "warning"
 		}
 		msg := p.Message
