@@ -118,8 +118,8 @@ func TestPullRequestLifecycle(t *testing.T) {
 		h.deliver("pull_request_review", newGUID(), h.reviewEvent(pr, "invitee", "approved"))
 		eventually(t, "the author's approval ignored", func() bool {
 			r := h.latest(head3, bot.ApprovalCheck)
-			return r != nil && r.Status == "in_progress" && strings.Contains(r.Summary, "@author: the author's own review does not count") &&
-				strings.Contains(r.Summary, "@invitee: not a maintainer")
+			return r != nil && r.Status == "in_progress" && strings.Contains(r.Summary, "@author: the pull request's author's own review does not count") &&
+				strings.Contains(r.Summary, "@invitee: not among those who may approve (maintainers)")
 		})
 		h.gh.AddReview(pr, "editor", "APPROVED")
 		h.deliver("pull_request_review", newGUID(), h.reviewEvent(pr, "editor", "approved"))

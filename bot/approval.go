@@ -4,27 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 )
 
 // approve applies the repository's approval policy (read from the default
-// branch, never from the pull request) and posts the "SIP approval" check
-// run: in progress while approvals are missing, failure when a maintainer
-// asked for changes or the policy file is invalid, success once approved.
-func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, scope Scope) (*Decision, error) {
+// branch, never from the pull request) to what the pull request changes
+// and posts the "SIP approval" check run: in progress while approvals are
+// missing, failure when a reviewer who may approve asked for changes or
+// the policy file is invalid, success once every rule that applies is met.
+func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change) (*policy.Decision, error) {
 	head := pr.GetHead().GetSHA()
-	policy, err := a.policy(ctx, gh, t)
+	invalid := func(err error) (*policy.Decision, error) {
+		d := &policy.Decision{State: policy.Blocked}
+		return d, a.postCheck(ctx, gh, t, head, checkResult{name: ApprovalCheck, conclusion: "failure",
+			title: "Invalid approval policy", summary: fmt.Sprintf("`%s` on `%s` cannot be used: %s", policy.Path, t.DefaultBranch, err)})
+	}
+	p, err := a.policy(ctx, gh, t)
 	var bad *policyError
 	if errors.As(err, &bad) {
-		d := &Decision{State: Blocked, Required: 1}
-		return d, a.postCheck(ctx, gh, t, head, checkResult{name: ApprovalCheck, conclusion: "failure",
-			title: "Invalid approval policy", summary: fmt.Sprintf("`%s` on `%s` cannot be read: %s", PolicyPath, t.DefaultBranch, bad.Error())})
+		return invalid(bad)
 	}
 	if err != nil {
 		return nil, err
@@ -33,16 +39,20 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 	if err != nil {
 		return nil, err
 	}
-	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, dir: a.cfg.Dir, maintainer: map[string]bool{}, changed: map[string]bool{}}
-	d, err := Decide(policy, pr.GetUser().GetLogin(), reviews, j, scope)
+	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, base: pr.GetBase().GetRef(), dir: a.cfg.Dir,
+		updates: p.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
+	d, err := policy.Decide(p.Requirements(change), pr.GetUser().GetLogin(), reviews, j)
+	if errors.As(err, &bad) {
+		return invalid(bad)
+	}
 	if err != nil {
 		return nil, err
 	}
-	c := checkResult{name: ApprovalCheck, title: d.title(), summary: d.explain() + policySummary(policy, scope)}
+	c := checkResult{name: ApprovalCheck, title: d.Title(), summary: d.Explain() + p.Summary()}
 	switch d.State {
-	case Approved:
+	case policy.Approved:
 		c.conclusion = "success"
-	case Blocked:
+	case policy.Blocked:
 		c.conclusion = "failure"
 	default:
 		c.status = "in_progress"
@@ -50,57 +60,27 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 	return &d, a.postCheck(ctx, gh, t, head, c)
 }
 
-func policySummary(p *Policy, scope Scope) string {
-	var rules []string
-	if scope.SIPs {
-		rules = append(rules, fmt.Sprintf("a change to SIPs needs %d approval(s) from %s", p.RequiredApprovals,
-			names(p.Maintainers, "the repository's admins and maintainers")))
-	}
-	if scope.Governance {
-		rules = append(rules, fmt.Sprintf("a change to a governance file (%s) needs an approval from %s",
-			"`"+strings.Join(GovernanceFiles, "`, `")+"`", names(p.Admins, "the repository's admins")))
-	}
-	return fmt.Sprintf("\nPolicy (`%s` on the default branch): %s; the author's own approval does not count; "+
-		"approvals given before the latest change to a SIP or governance file do not count; a request for changes by a reviewer whose approval would count blocks.\n",
-		PolicyPath, strings.Join(rules, "; "))
-}
-
-// names lists a group's members for people, or says who stands in for an
-// empty group.
-func names(g Group, fallback string) string {
-	if g.empty() {
-		return fallback
-	}
-	var out []string
-	for _, u := range g.Users {
-		out = append(out, "@"+u)
-	}
-	for _, t := range g.Teams {
-		out = append(out, "@"+t)
-	}
-	return strings.Join(out, ", ")
-}
-
-// policyError is an approval policy file that cannot be read.
+// policyError is an approval policy that cannot be used: a file that
+// does not parse, or a team it names that does not exist.
 type policyError struct{ err error }
 
 func (e *policyError) Error() string { return e.err.Error() }
 
 // policy reads .github/sip.yml from the default branch (defaults when
 // there is none).
-func (a *App) policy(ctx context.Context, gh *github.Client, t target) (*Policy, error) {
-	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, PolicyPath, &github.RepositoryContentGetOptions{Ref: t.DefaultBranch})
+func (a *App) policy(ctx context.Context, gh *github.Client, t target) (*policy.Policy, error) {
+	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, policy.Path, &github.RepositoryContentGetOptions{Ref: t.DefaultBranch})
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		return ParsePolicy(nil)
+		return policy.Parse(nil)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading %s: %w", t, PolicyPath, err)
+		return nil, fmt.Errorf("%s: reading %s: %w", t, policy.Path, err)
 	}
 	content, err := file.GetContent()
 	if err != nil {
 		return nil, &policyError{err}
 	}
-	p, err := ParsePolicy([]byte(content))
+	p, err := policy.Parse([]byte(content))
 	if err != nil {
 		return nil, &policyError{err}
 	}
@@ -109,8 +89,8 @@ func (a *App) policy(ctx context.Context, gh *github.Client, t target) (*Policy,
 
 // reviews lists a pull request's reviews (lower-case states, as in
 // webhooks).
-func (a *App) reviews(ctx context.Context, gh *github.Client, t target) ([]Review, error) {
-	var out []Review
+func (a *App) reviews(ctx context.Context, gh *github.Client, t target) ([]policy.Review, error) {
+	var out []policy.Review
 	opts := &github.ListOptions{PerPage: 100}
 	for {
 		rs, resp, err := gh.PullRequests.ListReviews(ctx, t.Owner, t.Name, t.Number, opts)
@@ -118,7 +98,7 @@ func (a *App) reviews(ctx context.Context, gh *github.Client, t target) ([]Revie
 			return nil, fmt.Errorf("%s: listing reviews: %w", t, err)
 		}
 		for _, r := range rs {
-			out = append(out, Review{User: r.GetUser().GetLogin(), Bot: r.GetUser().GetType() == "Bot",
+			out = append(out, policy.Review{User: r.GetUser().GetLogin(), Bot: r.GetUser().GetType() == "Bot",
 				State: strings.ToLower(r.GetState()), CommitID: r.GetCommitID(), SubmittedAt: r.GetSubmittedAt().Time})
 		}
 		if resp.NextPage == 0 {
@@ -131,76 +111,42 @@ func (a *App) reviews(ctx context.Context, gh *github.Client, t target) ([]Revie
 // githubJudge answers the policy's questions from GitHub, remembering the
 // answers for one decision.
 type githubJudge struct {
-	ctx        context.Context
-	gh         *github.Client
-	t          target
-	head, dir  string
-	maintainer map[string]bool
-	changed    map[string]bool
+	ctx             context.Context
+	gh              *github.Client
+	t               target
+	head, base, dir string
+	updates         bool // ignore merges of the base branch (ignore_update_merges)
+	member          map[string]bool
+	changed         map[string]bool
 }
 
-func (j *githubJudge) IsMaintainer(user string, p *Policy) (bool, error) {
-	key := strings.ToLower(user)
-	if v, ok := j.maintainer[key]; ok {
+// InTeam says whether user is an active member of team; a team that does
+// not exist makes the policy unusable rather than quietly empty.
+func (j *githubJudge) InTeam(user, team string) (bool, error) {
+	key := strings.ToLower(team + "\x00" + user)
+	if v, ok := j.member[key]; ok {
 		return v, nil
 	}
-	v, err := j.isMaintainer(user, p)
-	if err == nil {
-		j.maintainer[key] = v
-	}
-	return v, err
-}
-
-func (j *githubJudge) IsAdmin(user string, p *Policy) (bool, error) {
-	key := "admin:" + strings.ToLower(user)
-	if v, ok := j.maintainer[key]; ok {
-		return v, nil
-	}
-	v, err := j.inGroup(user, p.Admins)
-	if err == nil && !v && p.Admins.empty() {
-		v, err = j.hasRole(user, "admin")
-	}
-	if err == nil {
-		j.maintainer[key] = v
-	}
-	return v, err
-}
-
-func (j *githubJudge) isMaintainer(user string, p *Policy) (bool, error) {
-	in, err := j.inGroup(user, p.Maintainers)
-	if err != nil || in || !p.Maintainers.empty() {
-		return in, err
-	}
-	// No maintainers listed: the repository's admins and maintainers.
-	return j.hasRole(user, "admin", "maintain")
-}
-
-// inGroup says whether user is one of g's users or an active member of
-// one of its teams.
-func (j *githubJudge) inGroup(user string, g Group) (bool, error) {
-	for _, u := range g.Users {
-		if strings.EqualFold(u, user) {
-			return true, nil
-		}
-	}
-	for _, team := range g.Teams {
-		org, slug, _ := strings.Cut(team, "/")
-		m, resp, err := j.gh.Teams.GetTeamMembershipBySlug(j.ctx, org, slug, user)
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			continue
-		}
-		if err != nil {
+	org, slug, _ := strings.Cut(team, "/")
+	m, resp, err := j.gh.Teams.GetTeamMembershipBySlug(j.ctx, org, slug, user)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		if _, resp, err := j.gh.Teams.GetTeamBySlug(j.ctx, org, slug); resp != nil && resp.StatusCode == http.StatusNotFound {
+			return false, &policyError{fmt.Errorf("team %s does not exist (or the App cannot see it: grant it the organization's Members permission)", team)}
+		} else if err != nil {
 			return false, fmt.Errorf("team %s: %w", team, err)
 		}
-		if m.GetState() == "active" {
-			return true, nil
-		}
+		j.member[key] = false
+		return false, nil
 	}
-	return false, nil
+	if err != nil {
+		return false, fmt.Errorf("team %s: %w", team, err)
+	}
+	j.member[key] = m.GetState() == "active"
+	return j.member[key], nil
 }
 
-// hasRole says whether user has one of roles on the repository.
-func (j *githubJudge) hasRole(user string, roles ...string) (bool, error) {
+// HasRole says whether user has one of roles on the repository.
+func (j *githubJudge) HasRole(user string, roles ...string) (bool, error) {
 	pl, resp, err := j.gh.Repositories.GetPermissionLevel(j.ctx, j.t.Owner, j.t.Name, user)
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return false, nil
@@ -215,35 +161,107 @@ func (j *githubJudge) hasRole(user string, roles ...string) (bool, error) {
 	return slices.Contains(roles, role), nil
 }
 
-// ReviewedChangedSince compares commit with the head: an approval of an
-// older commit still counts when no SIP or governance file changed since.
-func (j *githubJudge) ReviewedChangedSince(commit string) (bool, error) {
+// governed says whether a path is one the policy governs.
+func (j *githubJudge) governed(name string) bool {
+	return name != "" && (registry.Reads(j.dir, name) || policy.IsGovernance(name))
+}
+
+// ChangedSince says whether an approval of commit is stale. Without
+// ignore_update_merges, any change to a governed file between commit and
+// the head (or a head that no longer contains commit) makes it stale.
+// With it, the approval stands while the pull request's own change is the
+// same: the governed files it changes against its merge base, with their
+// contents, are those it changed at commit, and the base branch changed
+// none of them in between. A merge of the base branch that brings other
+// files keeps approvals; one that edits the pull request's files does not.
+func (j *githubJudge) ChangedSince(commit string) (bool, error) {
 	if commit == j.head {
 		return false, nil
 	}
 	if v, ok := j.changed[commit]; ok {
 		return v, nil
 	}
-	cmp, resp, err := j.gh.Repositories.CompareCommits(j.ctx, j.t.Owner, j.t.Name, commit, j.head, &github.ListOptions{PerPage: 100})
-	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		j.changed[commit] = true // the reviewed commit is gone (a force push)
-		return true, nil
+	var changed bool
+	var err error
+	if j.updates {
+		changed, err = j.ownChangeDiffers(commit)
+	} else {
+		changed, err = j.anyChange(commit)
 	}
 	if err != nil {
-		return false, fmt.Errorf("comparing %s with the head: %w", short(commit), err)
-	}
-	changed := cmp.GetStatus() == "diverged" || cmp.GetStatus() == "behind"
-	for _, f := range cmp.Files {
-		for _, name := range []string{f.GetFilename(), f.GetPreviousFilename()} {
-			if name != "" && (registry.Reads(j.dir, name) || IsGovernance(name)) {
-				changed = true
-			}
-		}
-	}
-	// A comparison lists at most 300 files: beyond that, assume a change.
-	if len(cmp.Files) >= 300 {
-		changed = true
+		return false, err
 	}
 	j.changed[commit] = changed
 	return changed, nil
+}
+
+func (j *githubJudge) anyChange(commit string) (bool, error) {
+	cmp, gone, err := j.compare(commit, j.head)
+	if gone || err != nil {
+		return gone, err
+	}
+	changed := cmp.GetStatus() == "diverged" || cmp.GetStatus() == "behind"
+	for _, f := range cmp.Files {
+		changed = changed || j.governed(f.GetFilename()) || j.governed(f.GetPreviousFilename())
+	}
+	// A comparison lists at most 300 files: beyond that, assume a change.
+	return changed || len(cmp.Files) >= 300, nil
+}
+
+func (j *githubJudge) ownChangeDiffers(commit string) (bool, error) {
+	then, gone, err := j.compare(j.base, commit)
+	if gone || err != nil {
+		return gone, err
+	}
+	now, gone, err := j.compare(j.base, j.head)
+	if gone || err != nil {
+		return gone, err
+	}
+	own := func(c *github.CommitsComparison) map[string]string {
+		m := map[string]string{}
+		for _, f := range c.Files {
+			if j.governed(f.GetFilename()) || j.governed(f.GetPreviousFilename()) {
+				m[f.GetPreviousFilename()+"\x00"+f.GetFilename()] = f.GetStatus() + " " + f.GetSHA()
+			}
+		}
+		return m
+	}
+	if len(then.Files) >= 300 || len(now.Files) >= 300 || !maps.Equal(own(then), own(now)) {
+		return true, nil
+	}
+	from, to := then.GetMergeBaseCommit().GetSHA(), now.GetMergeBaseCommit().GetSHA()
+	if from == to {
+		return false, nil
+	}
+	// The base branch moved under the pull request: it must not have
+	// changed a file the pull request changes.
+	between, gone, err := j.compare(from, to)
+	if gone || err != nil {
+		return gone, err
+	}
+	if len(between.Files) >= 300 {
+		return true, nil
+	}
+	mine := own(now)
+	for _, f := range between.Files {
+		for k := range mine {
+			if old, name, _ := strings.Cut(k, "\x00"); f.GetFilename() == name || f.GetFilename() == old {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// compare compares two commits; gone is true when one no longer exists
+// (a force push removed it).
+func (j *githubJudge) compare(base, head string) (cmp *github.CommitsComparison, gone bool, err error) {
+	cmp, resp, err := j.gh.Repositories.CompareCommits(j.ctx, j.t.Owner, j.t.Name, base, head, &github.ListOptions{PerPage: 300})
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("comparing %s with %s: %w", short(base), short(head), err)
+	}
+	return cmp, false, nil
 }

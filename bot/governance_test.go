@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sipregistry/sip/bot"
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -22,33 +23,33 @@ func TestPolicyGovernsItself(t *testing.T) {
 		h.run()
 
 		// Editing the policy: a maintainer cannot approve it alone.
-		h.gh.Push(h.repo, "loosen", map[string]string{bot.PolicyPath: "maintainers:\n  users: [author]\nrequired_approvals: 1\n"})
+		h.gh.Push(h.repo, "loosen", map[string]string{policy.Path: "maintainers:\n  users: [author]\nrequired_approvals: 1\n"})
 		pr := h.gh.OpenPull(h.repo, "loosen", "author")
 		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pr))
 		head := h.gh.HeadSHA(pr)
 		h.waitCheck(head, bot.ValidationCheck, "completed", "success")
 		r := h.waitCheck(head, bot.ApprovalCheck, "in_progress", "")
-		if r.Title != "Waiting for 1 admin approval" {
+		if r.Title != "Waiting for 1 approval from admins (.github/sip.yml)" {
 			t.Errorf("approval title %q", r.Title)
 		}
 		h.gh.AddReview(pr, "editor", "APPROVED")
 		h.deliver("pull_request_review", newGUID(), h.reviewEvent(pr, "editor", "approved"))
 		eventually(t, "the maintainer's approval not counted", func() bool {
 			r := h.latest(head, bot.ApprovalCheck)
-			return r != nil && r.Status == "in_progress" && strings.Contains(r.Summary, "@editor: not an admin (a governance file changed)")
+			return r != nil && r.Status == "in_progress" && strings.Contains(r.Summary, "@editor: not among those who may approve (admins)")
 		})
 		h.gh.AddReview(pr, "owner", "APPROVED")
 		h.deliver("pull_request_review", newGUID(), h.reviewEvent(pr, "owner", "approved"))
 		h.waitCheck(head, bot.ApprovalCheck, "completed", "success")
 
 		// Deleting the policy is a change to it too.
-		h.gh.Push(h.repo, "drop-policy", map[string]string{bot.PolicyPath: ""})
+		h.gh.Push(h.repo, "drop-policy", map[string]string{policy.Path: ""})
 		drop := h.gh.OpenPull(h.repo, "drop-policy", "author")
 		h.deliver("pull_request", newGUID(), h.pullEvent("opened", drop))
 		h.waitCheck(h.gh.HeadSHA(drop), bot.ApprovalCheck, "in_progress", "")
 
 		// A policy that would not parse fails validation.
-		h.gh.Push(h.repo, "typo", map[string]string{bot.PolicyPath: "maintainer:\n  users: [author]\n"})
+		h.gh.Push(h.repo, "typo", map[string]string{policy.Path: "maintainer:\n  users: [author]\n"})
 		typo := h.gh.OpenPull(h.repo, "typo", "author")
 		h.deliver("pull_request", newGUID(), h.pullEvent("opened", typo))
 		v := h.waitCheck(h.gh.HeadSHA(typo), bot.ValidationCheck, "completed", "failure")
@@ -64,7 +65,7 @@ func TestPolicyGovernsItself(t *testing.T) {
 func TestBrokenPolicyOnMainFailsClosed(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
 		h := newHarness(t, open(t))
-		h.gh.Push(h.repo, "main", map[string]string{bot.PolicyPath: "maintainers:\n  users: [ada]\nrequired_aprovals: 0\n"})
+		h.gh.Push(h.repo, "main", map[string]string{policy.Path: "maintainers:\n  users: [ada]\nrequired_aprovals: 0\n"})
 		h.run()
 		sip12 := siptest.SIP(12, "twelve", "draft")
 		h.gh.Push(h.repo, "add-12", map[string]string{sip12.Path: string(sip12.Content)})

@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/sipregistry/sip/bot/policy"
 )
 
 // TestManifest: the App manifest in docs/ subscribes to every event the
@@ -35,11 +37,11 @@ func TestManifest(t *testing.T) {
 			t.Errorf("permission %s = %q, want %q", perm, m.Permissions[perm], level)
 		}
 	}
-	policy, err := os.ReadFile("../.github/sip.yml")
+	data, err := os.ReadFile("../.github/sip.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParsePolicy(policy); err != nil {
+	if _, err := policy.Parse(data); err != nil {
 		t.Errorf(".github/sip.yml: %v", err)
 	}
 }

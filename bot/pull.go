@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 )
@@ -92,9 +93,13 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	onBase := registry.Validate(tipDocs, registry.Options{Dir: a.cfg.Dir, Key: a.cfg.SealingKey})
 	rep.Problems, rep.Inherited = splitInherited(all, onBase, rep.Touched)
 	rep.Preview = previewOf(tipDocs, mergedDocs)
-	scope := Scope{SIPs: touchesSIPs, Governance: governance}
+	touched := rep.Touched
+	if governance {
+		touched = append(slices.Clone(touched), policy.GovernanceFiles...)
+	}
+	change := policy.ChangeOf(a.cfg.Dir, touched, tipDocs, mergedDocs)
 	vc := checkResult{name: ValidationCheck, conclusion: rep.conclusion(), title: rep.title(), summary: rep.summary(), annotations: rep.annotations()}
-	if !scope.SIPs {
+	if !touchesSIPs {
 		vc = checkResult{name: ValidationCheck, conclusion: "success", title: "No SIP file changed",
 			summary: "This pull request changes a governance file and no file under `" + a.cfg.Dir + "/`; an admin approves it."}
 	}
@@ -107,17 +112,17 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 		}
 		if perr != nil {
 			vc.conclusion, vc.title = "failure", "Invalid approval policy"
-			vc.summary = fmt.Sprintf("`%s` as this pull request leaves it cannot be read: %s\n\n%s", PolicyPath, perr, vc.summary)
+			vc.summary = fmt.Sprintf("`%s` as this pull request leaves it cannot be read: %s\n\n%s", policy.Path, perr, vc.summary)
 		}
 	}
 	if err := a.postCheck(ctx, gh, t, head, vc); err != nil {
 		return err
 	}
-	decision, err := a.approve(ctx, gh, t, pr, scope)
+	decision, err := a.approve(ctx, gh, t, pr, change)
 	if err != nil {
 		return err
 	}
-	if !scope.SIPs {
+	if !touchesSIPs {
 		return nil
 	}
 	if err := a.upsertComment(ctx, gh, t, commentBody(rep, decision)); err != nil {
@@ -217,7 +222,7 @@ func (a *App) pullTouches(ctx context.Context, gh *github.Client, t target) (sip
 		for _, f := range files {
 			for _, name := range []string{f.GetFilename(), f.GetPreviousFilename()} {
 				sips = sips || name != "" && registry.Reads(a.cfg.Dir, name)
-				governance = governance || IsGovernance(name)
+				governance = governance || policy.IsGovernance(name)
 			}
 		}
 		n += len(files)
@@ -235,18 +240,18 @@ func (a *App) pullTouches(ctx context.Context, gh *github.Client, t target) (sip
 // returns why the file is invalid (nil when it is absent, meaning the
 // defaults, or valid), or err when GitHub could not be asked.
 func (a *App) proposedPolicy(ctx context.Context, gh *github.Client, t target, head string) (invalid, err error) {
-	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, PolicyPath, &github.RepositoryContentGetOptions{Ref: head})
+	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, policy.Path, &github.RepositoryContentGetOptions{Ref: head})
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading %s at %s: %w", t, PolicyPath, short(head), err)
+		return nil, fmt.Errorf("%s: reading %s at %s: %w", t, policy.Path, short(head), err)
 	}
 	content, err := file.GetContent()
 	if err != nil {
 		return err, nil
 	}
-	_, invalid = ParsePolicy([]byte(content))
+	_, invalid = policy.Parse([]byte(content))
 	return invalid, nil
 }
 

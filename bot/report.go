@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -171,7 +172,7 @@ func (r *pullReport) annotations() []*github.CheckRunAnnotation {
 
 // commentBody is the App's one comment on a pull request: the validation
 // and the approval state, kept up to date in place.
-func commentBody(r *pullReport, d *Decision) string {
+func commentBody(r *pullReport, d *policy.Decision) string {
 	var b strings.Builder
 	b.WriteString(commentMarker + "\n")
 	if r.conclusion() == "success" {
@@ -181,63 +182,9 @@ func commentBody(r *pullReport, d *Decision) string {
 	}
 	b.WriteString(r.summary())
 	if d != nil {
-		fmt.Fprintf(&b, "\n### SIP approval: %s\n\n%s", d.State, d.explain())
+		fmt.Fprintf(&b, "\n### SIP approval: %s\n\n%s", d.State, d.Explain())
 	}
 	return truncate(b.String(), maxMarkdown)
-}
-
-// explain says what the approval decision counted and why.
-func (d *Decision) explain() string {
-	var b strings.Builder
-	switch d.State {
-	case Approved:
-		by := slices.Compact(slices.Sorted(slices.Values(slices.Concat(d.Approvers, d.AdminApprovers))))
-		fmt.Fprintf(&b, "Approved by %s (%s).\n", strings.Join(by, ", "), d.needs())
-	case Blocked:
-		fmt.Fprintf(&b, "Changes requested by %s.\n", strings.Join(d.Blockers, ", "))
-	default:
-		var have []string
-		if d.Required > 0 {
-			have = append(have, fmt.Sprintf("%d of %d maintainer approvals", len(d.Approvers), d.Required))
-		}
-		if d.AdminRequired > 0 {
-			have = append(have, fmt.Sprintf("%d of %d admin approvals (a governance file changed)", len(d.AdminApprovers), d.AdminRequired))
-		}
-		b.WriteString(strings.Join(have, "; ") + ".\n")
-	}
-	for _, i := range d.Ignored {
-		fmt.Fprintf(&b, "- @%s: %s\n", i.User, i.Reason)
-	}
-	return b.String()
-}
-
-// needs says what the decision required.
-func (d *Decision) needs() string {
-	var parts []string
-	if d.Required > 0 {
-		parts = append(parts, plural(d.Required, "maintainer approval")+" required")
-	}
-	if d.AdminRequired > 0 {
-		parts = append(parts, plural(d.AdminRequired, "admin approval")+" required for a governance file")
-	}
-	return strings.Join(parts, "; ")
-}
-
-func (d *Decision) title() string {
-	switch d.State {
-	case Approved:
-		return "Approved"
-	case Blocked:
-		return "Changes requested by a reviewer"
-	}
-	var waiting []string
-	if n := d.Required - len(d.Approvers); n > 0 {
-		waiting = append(waiting, plural(n, "maintainer approval"))
-	}
-	if n := d.AdminRequired - len(d.AdminApprovers); n > 0 {
-		waiting = append(waiting, plural(n, "admin approval"))
-	}
-	return "Waiting for " + strings.Join(waiting, " and ")
 }
 
 func ruleURL(rule string) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -30,7 +31,7 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func sampleReport() (*pullReport, *Decision) {
+func sampleReport() (*pullReport, *policy.Decision) {
 	r := &pullReport{Files: 9, Touched: []string{"evaluations/SIP-9.md"},
 		Problems: []registry.Problem{
 			{Path: "evaluations/SIP-9.md", Line: 7, Column: 9, EndLine: 7, Severity: registry.SeverityError, Rule: "status-invalid",
@@ -40,7 +41,9 @@ func sampleReport() (*pullReport, *Decision) {
 			{Path: "evaluations/SIP-9.md", Severity: registry.SeverityWarning, Rule: "body-empty", Message: "a | pipe\nand a newline"},
 		},
 		Preview: preview{Added: []string{"SIP-9 `identity-nine` (Evaluation identity-nine 1.0.0)"}}}
-	d := &Decision{State: Pending, Required: 2, Approvers: []string{"mia"}, Ignored: []Ignored{{"author", "the author's own review does not count"}}}
+	d := &policy.Decision{State: policy.Pending, Outcomes: []policy.Outcome{{Requirement: policy.Requirement{Rule: "a SIP changed",
+		About: []string{"SIP-9"}, Count: 2, Who: []policy.Approvers{{Name: "maintainers", Group: policy.Group{Teams: []string{"octo/editors"}}}}},
+		Approvers: []string{"mia"}}}, Ignored: []policy.Ignored{{User: "author", Reason: "the pull request's author's own review does not count"}}}
 	return r, d
 }
 

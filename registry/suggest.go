@@ -45,3 +45,8 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Suggest returns the candidate closest to s, or "" when none is close
+// enough to be a likely typo: the one spelling check of every message
+// that says "did you mean".
+func Suggest(s string, candidates []string) string { return suggest(s, candidates) }

@@ -1,0 +1,218 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sipregistry/sip/registry"
+)
+
+// Approvers is one set of people who may approve.
+type Approvers struct {
+	// Name says who they are: maintainers, admins, owners of module m,
+	// authors of SIP-n, or an alias.
+	Name string
+	// Group is who they are, aliases expanded.
+	Group Group
+	// Roles are the repository roles that stand in for an empty group.
+	Roles []string
+}
+
+// Requirement is one rule of the policy as it applies to a change: Count
+// approvals from any of Who.
+type Requirement struct {
+	Rule  string   // the rule, e.g. "status draft → active"
+	About []string // what it covers: SIP-3, a governance file
+	Count int
+	Who   []Approvers
+}
+
+// WhoNames names the approvers of a requirement for people.
+func (r Requirement) WhoNames() []string {
+	out := make([]string, len(r.Who))
+	for i, w := range r.Who {
+		out[i] = w.Name
+	}
+	return out
+}
+
+func (p *Policy) maintainers() Approvers {
+	a := Approvers{Name: ByMaintainers, Group: p.Expand(p.Maintainers)}
+	if p.Maintainers.Empty() {
+		a.Roles = []string{"admin", "maintain"}
+	}
+	return a
+}
+
+func (p *Policy) admins() Approvers {
+	a := Approvers{Name: ByAdmins, Group: p.Expand(p.Admins)}
+	if p.Admins.Empty() {
+		a.Roles = []string{"admin"}
+	}
+	return a
+}
+
+func (p *Policy) owners(module string) (Approvers, bool) {
+	m, ok := p.Modules[module]
+	if !ok {
+		return Approvers{}, false
+	}
+	return Approvers{Name: "owners of module " + module, Group: p.Expand(m.Owners)}, true
+}
+
+// transition finds the first transition rule for a status change. A new
+// SIP (from is empty) is taken to start as a draft: adding a SIP as active
+// is a draft → active transition, so it cannot skip the activation rule.
+func (p *Policy) transition(from, to string) (Transition, bool) {
+	if from == "" {
+		from = string(registry.StatusDraft)
+	}
+	for _, t := range p.Transitions {
+		if t.To == to && (t.From == "" || t.From == from) {
+			return t, true
+		}
+	}
+	return Transition{}, false
+}
+
+// Requirements says what a change needs, one requirement per rule that
+// applies; changes under the same rule are grouped. Every requirement
+// must be met.
+//
+//   - A governance file needs 1 admin.
+//   - A SIP whose status changes (a new SIP counts as changing to its
+//     status) under a transition rule needs that rule's approvals from
+//     its `by`.
+//   - Any other SIP needs the module's (or the policy's) number of
+//     approvals from its module's owners or the maintainers; when the
+//     status stays and the policy lets authors approve, the authors
+//     named in the SIP on the base branch count too. A SIP moved to
+//     another module needs the maintainers.
+//   - A file of the SIP folder that holds no SIP needs the maintainers.
+func (p *Policy) Requirements(c Change) []Requirement {
+	var out []Requirement
+	add := func(r Requirement, about string) {
+		for i := range out {
+			if out[i].Rule == r.Rule && out[i].Count == r.Count && slices.Equal(out[i].WhoNames(), r.WhoNames()) {
+				out[i].About = append(out[i].About, about)
+				return
+			}
+		}
+		r.About = []string{about}
+		out = append(out, r)
+	}
+	for _, s := range c.SIPs {
+		add(p.sipRequirement(s), s.Name())
+	}
+	for _, o := range c.Other {
+		add(Requirement{Rule: "a file in the SIP folder that holds no SIP", Count: p.RequiredApprovals, Who: []Approvers{p.maintainers()}}, o)
+	}
+	for _, g := range c.Governance {
+		add(Requirement{Rule: "a governance file", Count: 1, Who: []Approvers{p.admins()}}, g)
+	}
+	return out
+}
+
+func (p *Policy) sipRequirement(s SIPChange) Requirement {
+	from, to := "", ""
+	if s.Before != nil {
+		from = s.Before.Status
+	}
+	if s.After != nil {
+		to = s.After.Status
+	}
+	if from != to && to != "" && (from != "" || to != string(registry.StatusDraft)) {
+		if t, ok := p.transition(from, to); ok {
+			r := Requirement{Rule: "status " + orNew(from) + " → " + to, Count: t.Approvals}
+			for _, b := range t.By {
+				switch b {
+				case ByMaintainers:
+					r.Who = append(r.Who, p.maintainers())
+				case ByAdmins:
+					r.Who = append(r.Who, p.admins())
+				case ByOwners:
+					if o, ok := p.owners(s.After.Module); ok {
+						r.Who = append(r.Who, o)
+					}
+				default:
+					r.Who = append(r.Who, Approvers{Name: "alias " + b, Group: p.Expand(p.Aliases[b])})
+				}
+			}
+			if len(r.Who) == 0 { // `by: owners` of a module without owners
+				r.Who = []Approvers{p.maintainers()}
+			}
+			return r
+		}
+	}
+	count := p.RequiredApprovals
+	switch {
+	case s.After == nil:
+		return Requirement{Rule: "a SIP deleted", Count: count, Who: []Approvers{p.maintainers()}}
+	case s.Before != nil && s.Before.Module != s.After.Module:
+		return Requirement{Rule: fmt.Sprintf("a SIP moved from module %s to %s", s.Before.Module, s.After.Module),
+			Count: count, Who: []Approvers{p.maintainers()}}
+	}
+	module := s.After.Module
+	r := Requirement{Rule: "a SIP changed", Who: []Approvers{p.maintainers()}}
+	if s.Before == nil {
+		r.Rule = "a new SIP"
+	}
+	if o, ok := p.owners(module); ok {
+		r.Rule += " in module " + module
+		r.Who = []Approvers{o, p.maintainers()}
+		if m := p.Modules[module]; m.RequiredApprovals > 0 {
+			count = m.RequiredApprovals
+		}
+	}
+	if from != to && s.Before != nil {
+		r.Rule += ", status " + from + " → " + to
+	}
+	r.Count = count
+	if p.AuthorsApprove && s.Before != nil && from == to && len(s.Before.Authors) > 0 {
+		r.Who = append(r.Who, Approvers{Name: "authors of " + s.Name(), Group: Group{Users: s.Before.Authors}})
+		r.Rule += " (status kept: its authors may approve)"
+	}
+	return r
+}
+
+func orNew(status string) string {
+	if status == "" {
+		return "(new)"
+	}
+	return status
+}
+
+// describe lists an approver set's members for people, or the roles that
+// stand in for an empty one.
+func (a Approvers) describe() string {
+	var out []string
+	for _, u := range a.Group.Users {
+		out = append(out, "@"+u)
+	}
+	for _, t := range a.Group.Teams {
+		out = append(out, "@"+t)
+	}
+	if len(out) == 0 && len(a.Roles) > 0 {
+		return "the repository's " + strings.Join(roleNames(a.Roles), " and ")
+	}
+	if len(out) == 0 {
+		return "nobody"
+	}
+	return strings.Join(out, ", ")
+}
+
+func roleNames(roles []string) []string {
+	out := make([]string, len(roles))
+	for i, r := range roles {
+		switch r {
+		case "admin":
+			out[i] = "admins"
+		case "maintain":
+			out[i] = "maintainers"
+		default:
+			out[i] = r + "s"
+		}
+	}
+	return out
+}
