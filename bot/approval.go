@@ -35,6 +35,12 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 	if err != nil {
 		return nil, err
 	}
+	if missing, err := verifyPeople(ctx, gh, p, false); err != nil || missing != nil {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		return invalid(missing)
+	}
 	reviews, err := a.reviews(ctx, gh, t)
 	if err != nil {
 		return nil, err

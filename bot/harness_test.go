@@ -97,6 +97,8 @@ func newHarness(t testing.TB, store bot.Store, opts ...option) *harness {
 	files := bundled(t)
 	files[".github/sip.yml"] = "maintainers:\n  users: [maintainer]\n  teams: [octo-org/sip-editors]\nrequired_approvals: 1\n"
 	repo := gh.CreateRepo("octo-org", "sips", files)
+	gh.AddTeam("octo-org/sip-editors")
+	gh.AddUsers("maintainer")
 	h := &harness{t: t, gh: gh, repo: repo, store: store}
 	cfg := bot.Config{Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		AppID: gh.AppID, PrivateKey: gh.PrivateKey, WebhookSecrets: []string{secret}, APIURL: gh.URL,

@@ -85,8 +85,13 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 		return err
 	}
 	rep := &pullReport{Files: len(merged), Touched: ch.paths(), Conflicts: conflicts, Branch: pr.GetBase().GetRef()}
+	users, err := authorUsers(ctx, gh, rep.Touched, mergedDocs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
 	all := registry.Validate(mergedDocs, registry.Options{
-		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir, Key: a.cfg.SealingKey})
+		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir, Key: a.cfg.SealingKey,
+		Users: users})
 	// Only what the pull request changes decides its check: problems the
 	// base branch already has, in files it leaves alone, are shown as
 	// notices (one broken SIP on main must not fail every pull request).
@@ -251,8 +256,17 @@ func (a *App) proposedPolicy(ctx context.Context, gh *github.Client, t target, h
 	if err != nil {
 		return err, nil
 	}
-	_, invalid = policy.Parse([]byte(content))
-	return invalid, nil
+	p, invalid := policy.Parse([]byte(content))
+	if invalid != nil {
+		return invalid, nil
+	}
+	if bad, err := verifyPeople(ctx, gh, p, true); bad != nil || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		return bad, nil
+	}
+	return nil, nil
 }
 
 // openPull is another open pull request and the SIP numbers it adds.

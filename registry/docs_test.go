@@ -24,13 +24,15 @@ these stable rule ids. An **error** blocks a pull request (and makes ` + "`sip v
 exit with 65); a **warning** is advice. Every problem names a file, a line and a
 column, and carries a hint.
 
-Rules have three scopes:
+Rules have four scopes:
 
 - **file**: one SIP file on its own;
 - **repository**: all SIPs of the repository together (numbers, ids, prerequisites);
 - **edit**: the SIPs against a base revision (` + "`sip validate --base REV`" + `, and every
   pull request against its base branch), plus SIP numbers claimed by other open pull
-  requests.
+  requests;
+- **github**: facts only GitHub knows (that an author's @handle is a user), checked by
+  the App for the SIPs a pull request touches.
 
 Each example below is a test: the first files break the rule with exactly the
 problem shown, and the fix clears every error.
@@ -110,7 +112,7 @@ problem shown, and the fix clears every error.
 			}
 		}
 		b.WriteString("```text\n")
-		for _, p := range validateFiles(ex.bad, ex.base, ex.claimed, ex.key) {
+		for _, p := range ex.validate(ex.bad) {
 			if p.Rule == r.ID {
 				fmt.Fprintf(&b, "%s:%d:%d: %s [%s] %s\n", p.Path, p.Line, p.Column, p.Severity, p.Rule, p.Message)
 			}

@@ -8,6 +8,7 @@ const (
 	ScopeFile       Scope = "file"       // one SIP file on its own
 	ScopeRepository Scope = "repository" // every SIP of the repository view
 	ScopeEdit       Scope = "edit"       // the view against a base revision
+	ScopeGitHub     Scope = "github"     // facts only GitHub knows, checked by the App
 )
 
 // Rule is one check of the engine. IDs are stable: tools and people match
@@ -127,6 +128,9 @@ var Rules = []Rule{
 	{"sip-deleted", SeverityError, ScopeEdit,
 		"A merged SIP file is never deleted.",
 		"Restore the file and set `status: deprecated` instead."},
+	{"author-unknown", SeverityError, ScopeGitHub,
+		"Every @handle in `author` is a GitHub user (the approval policy may let them approve changes to the SIP).",
+		"Write the GitHub login after @, e.g. `Ada Lovelace (@ada)`, or drop the @ for an author without one."},
 	{"number-collision", SeverityError, ScopeEdit,
 		"A new SIP's number is not claimed by an open pull request opened earlier: of the pull requests that claim one number, the earliest keeps it.",
 		"Take the next free number, which the message names, and rename the file to match."},

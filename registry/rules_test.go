@@ -26,6 +26,7 @@ type example struct {
 	base    map[string][]byte // nil: no edit rules
 	claimed map[int]string
 	key     *seal.Key // the registry's sealing key, when the rule needs it
+	users   map[string]bool
 }
 
 func loadExample(t *testing.T, rule string) example {
@@ -44,6 +45,12 @@ func loadExample(t *testing.T, rule string) example {
 				t.Fatalf("rule %s: %v", rule, err)
 			}
 			ex.key = k
+		case f.Name == "github-users":
+			ex.users = map[string]bool{}
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				login, exists, _ := strings.Cut(line, " ")
+				ex.users[login] = exists == "exists"
+			}
 		case f.Name == "claimed":
 			ex.claimed = map[int]string{}
 			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
@@ -90,13 +97,15 @@ func (ex example) fixed() map[string][]byte {
 	return out
 }
 
-func validateFiles(files, base map[string][]byte, claimed map[int]string, key *seal.Key) []registry.Problem {
-	opts := registry.Options{Claimed: claimed, Dir: registry.DefaultDir}
-	if key != nil {
-		opts.Key = key
+// validate checks files with what the example gives the engine: a base,
+// claimed numbers, a sealing key, GitHub users.
+func (ex example) validate(files map[string][]byte) []registry.Problem {
+	opts := registry.Options{Claimed: ex.claimed, Dir: registry.DefaultDir, Users: ex.users}
+	if ex.key != nil {
+		opts.Key = ex.key
 	}
-	if base != nil {
-		opts.Base = &registry.Snapshot{Name: "base", Docs: registry.ParseFiles(toFiles(base))}
+	if ex.base != nil {
+		opts.Base = &registry.Snapshot{Name: "base", Docs: registry.ParseFiles(toFiles(ex.base))}
 	}
 	return registry.Validate(registry.ParseFiles(toFiles(files)), opts)
 }
@@ -116,7 +125,7 @@ func TestRuleExamples(t *testing.T) {
 		t.Run(rule.ID, func(t *testing.T) {
 			t.Parallel()
 			ex := loadExample(t, rule.ID)
-			bad := validateFiles(ex.bad, ex.base, ex.claimed, ex.key)
+			bad := ex.validate(ex.bad)
 			if !slices.ContainsFunc(bad, func(p registry.Problem) bool { return p.Rule == rule.ID }) {
 				t.Errorf("example does not trigger %s; got %v", rule.ID, bad)
 			}
@@ -125,7 +134,7 @@ func TestRuleExamples(t *testing.T) {
 					t.Errorf("problem lacks a line, message or hint: %+v", p)
 				}
 			}
-			for _, p := range validateFiles(ex.fixed(), ex.base, ex.claimed, ex.key) {
+			for _, p := range ex.validate(ex.fixed()) {
 				if p.Rule == rule.ID || p.Severity == registry.SeverityError {
 					t.Errorf("fix still has a problem: %v", p)
 				}

@@ -27,6 +27,11 @@ type Options struct {
 	// (sealed-answer-invalid). Without it sealed answers are checked for
 	// their shape only.
 	Key Opener
+	// Users, when set, says which GitHub logins exist (lower case →
+	// exists): an @handle in an author field that it maps to false is an
+	// error (author-unknown). The App looks up the handles of the SIPs a
+	// pull request touches.
+	Users map[string]bool
 }
 
 // Opener opens sealed answers (package seal's Key is one).
@@ -58,6 +63,9 @@ func Validate(docs []*Document, opts Options) []Problem {
 			out = append(out, problemAt(d, fileSpan, SeverityError, "file-location", "Move it to "+want+".",
 				"%s is not directly in %s/: a SIP is %s/SIP-<N>.md, and nothing in a subfolder is a SIP", d.Path, dir, dir))
 		}
+	}
+	for _, d := range docs {
+		out = append(out, authorProblems(d, opts.Users)...)
 	}
 	if opts.Key != nil {
 		for _, d := range docs {

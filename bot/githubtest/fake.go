@@ -49,6 +49,7 @@ type Fake struct {
 	comments      []*Comment
 	teams         map[string]map[string]string // "org/slug" → login → state
 	roles         map[string]string            // login → role_name on every repository
+	users         map[string]bool              // logins that exist
 	deliveries    []Delivery
 	redelivered   []int64
 	requests      []Request
@@ -158,7 +159,7 @@ func New(t testing.TB) *Fake {
 		t.Fatal(err)
 	}
 	f := &Fake{t: t, key: key, PrivateKey: pemKey, AppID: 4242, AppSlug: "sip-registry", root: t.TempDir(),
-		repos: map[string]*Repo{}, tokens: map[string]int64{}, nextID: 1000, teams: map[string]map[string]string{}, roles: map[string]string{}}
+		repos: map[string]*Repo{}, tokens: map[string]int64{}, nextID: 1000, teams: map[string]map[string]string{}, roles: map[string]string{}, users: map[string]bool{}}
 	f.git = &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
 		Env: []string{"GIT_PROJECT_ROOT=" + f.root, "GIT_HTTP_EXPORT_ALL=1"}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -217,6 +218,7 @@ func (f *Fake) OpenPull(r *Repo, branch, author string) *Pull {
 		headSHA: r.git.head(branch), baseSHA: r.git.head(r.DefaultBranch)}
 	r.nextPull++
 	r.pulls[p.Number] = p
+	f.users[strings.ToLower(author)] = true
 	return p
 }
 
@@ -232,6 +234,7 @@ func (f *Fake) AddReview(p *Pull, user, state string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
+	f.users[strings.ToLower(user)] = true
 	p.Reviews = append(p.Reviews, Review{ID: f.nextID, User: user, State: state, CommitID: p.headSHA, SubmittedAt: time.Now()})
 }
 
@@ -254,6 +257,37 @@ func (f *Fake) SetTeam(team, login, state string) {
 		f.teams[team] = map[string]string{}
 	}
 	f.teams[team][login] = state
+	f.users[strings.ToLower(login)] = true
+}
+
+// AddTeam makes a team (org/slug) exist, with no members yet.
+func (f *Fake) AddTeam(team string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.teams[team] == nil {
+		f.teams[team] = map[string]string{}
+	}
+}
+
+// AddUsers makes GitHub users exist (those given a role or a team, authors
+// and reviewers of pull requests exist already).
+func (f *Fake) AddUsers(logins ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, l := range logins {
+		f.users[strings.ToLower(l)] = true
+	}
+}
+
+// UpdateBranch merges the base branch into a pull request's branch, as
+// GitHub's "Update branch" button does, and returns the new head.
+func (f *Fake) UpdateBranch(r *Repo, p *Pull) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r.git.must(f.t, "checkout", "-q", p.HeadRef)
+	r.git.must(f.t, "merge", "-q", "--no-ff", "-m", "Merge branch '"+p.BaseRef+"' into "+p.HeadRef, p.BaseRef)
+	p.headSHA = r.git.head(p.HeadRef)
+	return p.headSHA
 }
 
 // SetRole gives login a role (admin, maintain, write, triage, read).
@@ -261,6 +295,7 @@ func (f *Fake) SetRole(login, role string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.roles[login] = role
+	f.users[strings.ToLower(login)] = true
 }
 
 // AddDelivery lists a webhook delivery for the App (for redelivery).

@@ -88,32 +88,40 @@ func (g *gitRepo) head(branch string) string {
 	return sha
 }
 
-// changedFile is one entry of a diff in the shape of GitHub's file lists.
+// changedFile is one entry of a diff in the shape of GitHub's file lists,
+// with the blob of the file after the change.
 type changedFile struct {
 	Filename         string `json:"filename"`
 	PreviousFilename string `json:"previous_filename,omitempty"`
 	Status           string `json:"status"`
+	SHA              string `json:"sha"`
 }
 
 // diff lists the files that differ between two commits.
 func (g *gitRepo) diff(from, to string) ([]changedFile, error) {
-	out, err := g.git("diff", "--name-status", "-M", from, to)
+	out, err := g.git("diff", "--raw", "--no-abbrev", "-M", from, to)
 	if err != nil || out == "" {
 		return []changedFile{}, err
 	}
 	var files []changedFile
 	for _, line := range strings.Split(out, "\n") {
-		f := strings.Split(line, "\t")
-		switch {
-		case f[0] == "A":
-			files = append(files, changedFile{Filename: f[1], Status: "added"})
-		case f[0] == "D":
-			files = append(files, changedFile{Filename: f[1], Status: "removed"})
-		case strings.HasPrefix(f[0], "R"):
-			files = append(files, changedFile{Filename: f[2], PreviousFilename: f[1], Status: "renamed"})
-		default:
-			files = append(files, changedFile{Filename: f[len(f)-1], Status: "modified"})
+		meta, names, _ := strings.Cut(line, "\t")
+		m, f := strings.Fields(meta), strings.Split(names, "\t")
+		if len(m) < 5 {
+			continue
 		}
+		c := changedFile{Filename: f[len(f)-1], SHA: m[3]}
+		switch kind := m[4]; {
+		case kind == "A":
+			c.Status = "added"
+		case kind == "D":
+			c.Status, c.SHA = "removed", "0000000000000000000000000000000000000000"
+		case strings.HasPrefix(kind, "R"):
+			c.Status, c.PreviousFilename = "renamed", f[0]
+		default:
+			c.Status = "modified"
+		}
+		files = append(files, c)
 	}
 	return files, nil
 }

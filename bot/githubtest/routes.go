@@ -157,6 +157,8 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("POST "+p+"/issues/{n}/labels", repo(f.addLabels))
 	mux.HandleFunc("DELETE "+p+"/issues/{n}/labels/{name}", repo(f.removeLabel))
 	mux.HandleFunc("GET /orgs/{org}/teams/{slug}/memberships/{user}", f.teamMembership)
+	mux.HandleFunc("GET /orgs/{org}/teams/{slug}", f.team)
+	mux.HandleFunc("GET /users/{user}", f.user)
 	return mux
 }
 
@@ -386,6 +388,36 @@ func (f *Fake) teamMembership(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, 200, map[string]any{"state": state, "role": "member"})
+}
+
+func (f *Fake) team(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.installationOf(r); !ok {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+		return
+	}
+	f.mu.Lock()
+	_, ok := f.teams[r.PathValue("org")+"/"+r.PathValue("slug")]
+	f.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"slug": r.PathValue("slug"), "name": r.PathValue("slug")})
+}
+
+func (f *Fake) user(w http.ResponseWriter, r *http.Request) {
+	if _, ok := f.installationOf(r); !ok {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+		return
+	}
+	f.mu.Lock()
+	ok := f.users[strings.ToLower(r.PathValue("user"))]
+	f.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"login": r.PathValue("user"), "type": "User"})
 }
 
 type checkRunRequest struct {

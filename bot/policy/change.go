@@ -1,10 +1,8 @@
 package policy
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -86,21 +84,6 @@ func stateOf(d *registry.Document) *State {
 	if d == nil || d.SIP == nil {
 		return nil
 	}
-	return &State{Module: d.SIP.Module, Status: string(d.SIP.Status), Authors: Handles(d.SIP.Author)}
+	return &State{Module: d.SIP.Module, Status: string(d.SIP.Status), Authors: registry.Handles(d.SIP.Author)}
 }
 
-// handle is a GitHub @handle in an author field: not inside an email
-// address, at most 39 characters, no leading or trailing hyphen.
-var handle = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.+-])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?)\b`)
-
-// Handles lists the GitHub logins an author field names as @handle, as
-// in "Ada Lovelace (@ada), Grace Hopper (@grace)", each once.
-func Handles(author string) []string {
-	var out []string
-	for _, m := range handle.FindAllStringSubmatch(author, -1) {
-		if !slices.ContainsFunc(out, func(s string) bool { return strings.EqualFold(s, m[1]) }) {
-			out = append(out, m[1])
-		}
-	}
-	return out
-}

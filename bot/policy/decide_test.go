@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sipregistry/sip/registry"
 )
 
 // fakeJudge answers from maps.
@@ -218,7 +220,7 @@ func TestHandles(t *testing.T) {
 		{"@-bad, @ok", []string{"ok"}},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := Handles(tc.in); !cmp.Equal(got, tc.want) {
+			if got := registry.Handles(tc.in); !cmp.Equal(got, tc.want) {
 				t.Errorf("Handles(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
