@@ -86,4 +86,3 @@ func stateOf(d *registry.Document) *State {
 	}
 	return &State{Module: d.SIP.Module, Status: string(d.SIP.Status), Authors: registry.Handles(d.SIP.Author)}
 }
-
