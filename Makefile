@@ -61,9 +61,9 @@ fuzz:
 	@for t in FuzzParseVerdict FuzzQuoteData; do \
 		$(GO) test ./registry/judge -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done
-	@for t in FuzzParsePolicy FuzzEnvelope; do \
-		$(GO) test ./bot -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
-	done
+	$(GO) test ./bot -run '^$$' -fuzz '^FuzzEnvelope$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./bot/policy -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./registry -run '^$$' -fuzz '^FuzzBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./registry/internal/blob -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./registry/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 

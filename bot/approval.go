@@ -20,14 +20,14 @@ import (
 // and posts the "SIP approval" check run: in progress while approvals are
 // missing, failure when a reviewer who may approve asked for changes or
 // the policy file is invalid, success once every rule that applies is met.
-func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change) (*policy.Decision, error) {
+func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change,
+	p *policy.Policy, err error) (*policy.Decision, error) {
 	head := pr.GetHead().GetSHA()
 	invalid := func(err error) (*policy.Decision, error) {
 		d := &policy.Decision{State: policy.Blocked}
 		return d, a.postCheck(ctx, gh, t, head, checkResult{name: ApprovalCheck, conclusion: "failure",
 			title: "Invalid approval policy", summary: fmt.Sprintf("`%s` on `%s` cannot be used: %s", policy.Path, t.DefaultBranch, err)})
 	}
-	p, err := a.policy(ctx, gh, t)
 	var bad *policyError
 	if errors.As(err, &bad) {
 		return invalid(bad)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -89,13 +90,27 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
-	all := registry.Validate(mergedDocs, registry.Options{
-		Base: &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}, Claimed: claimed, Dir: a.cfg.Dir, Key: a.cfg.SealingKey,
-		Users: users})
+	// The policy on the default branch sets rule severities and sections;
+	// an unreadable one leaves the defaults here and fails the approval.
+	pol, polErr := a.policy(ctx, gh, t)
+	var bad *policyError
+	if polErr != nil && !errors.As(polErr, &bad) {
+		return polErr
+	}
+	opts := registry.Options{Dir: a.cfg.Dir, Key: a.cfg.SealingKey}
+	if pol != nil {
+		pol.Apply(&opts)
+	}
+	opts.Body.Exists = filesIn(a.cfg.Dir, merged)
+	onBaseOpts := opts
+	opts.Base = &registry.Snapshot{Name: pr.GetBase().GetRef() + " at " + short(tip), Docs: tipDocs}
+	opts.Claimed, opts.Users = claimed, users
+	all := registry.Validate(mergedDocs, opts)
 	// Only what the pull request changes decides its check: problems the
 	// base branch already has, in files it leaves alone, are shown as
 	// notices (one broken SIP on main must not fail every pull request).
-	onBase := registry.Validate(tipDocs, registry.Options{Dir: a.cfg.Dir, Key: a.cfg.SealingKey})
+	onBaseOpts.Body.Exists = filesIn(a.cfg.Dir, files[tip])
+	onBase := registry.Validate(tipDocs, onBaseOpts)
 	rep.Problems, rep.Inherited = splitInherited(all, onBase, rep.Touched)
 	rep.Preview = previewOf(tipDocs, mergedDocs)
 	touched := rep.Touched
@@ -123,7 +138,7 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	if err := a.postCheck(ctx, gh, t, head, vc); err != nil {
 		return err
 	}
-	decision, err := a.approve(ctx, gh, t, pr, change)
+	decision, err := a.approve(ctx, gh, t, pr, change, pol, polErr)
 	if err != nil {
 		return err
 	}
@@ -137,6 +152,22 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 		return err
 	}
 	return a.recheckCollisions(ctx, t, head, mergedDocs, tipDocs, others)
+}
+
+// filesIn says which files of the SIP folder exist, for the links of SIP
+// bodies: the App fetches only the files validation reads, so it can tell
+// only of those.
+func filesIn(dir string, files []registry.File) func(string) (bool, bool) {
+	have := make(map[string]bool, len(files))
+	for _, f := range files {
+		have[f.Path] = true
+	}
+	return func(p string) (exists, known bool) {
+		if !registry.Reads(dir, p) {
+			return false, false
+		}
+		return have[p], true
+	}
 }
 
 // pullClosed asks for a new check of the open pull requests whose numbers

@@ -28,7 +28,13 @@ executable:
 
 # Proof of Agentic Work
 
+## How it runs
+
 Fetch, sort, hash and submit.
+
+## Passing
+
+Within 15 seconds.
 `
 
 func aliasBomb() string {

@@ -101,6 +101,7 @@ func (ex example) fixed() map[string][]byte {
 // claimed numbers, a sealing key, GitHub users.
 func (ex example) validate(files map[string][]byte) []registry.Problem {
 	opts := registry.Options{Claimed: ex.claimed, Dir: registry.DefaultDir, Users: ex.users}
+	opts.Body.Exists = func(p string) (exists, known bool) { _, ok := files[p]; return ok, true }
 	if ex.key != nil {
 		opts.Key = ex.key
 	}

@@ -32,6 +32,13 @@ type Options struct {
 	// error (author-unknown). The App looks up the handles of the SIPs a
 	// pull request touches.
 	Users map[string]bool
+	// Body configures the body rules (sections per type, which files
+	// exist for links).
+	Body BodyOptions
+	// Severity overrides rules' severities (a repository's `rules` in
+	// its policy file, or `sip validate --config`): error, warning, or off
+	// to drop the rule's problems.
+	Severity map[string]string
 }
 
 // Opener opens sealed answers (package seal's Key is one).
@@ -64,8 +71,13 @@ func Validate(docs []*Document, opts Options) []Problem {
 				"%s is not directly in %s/: a SIP is %s/SIP-<N>.md, and nothing in a subfolder is a SIP", d.Path, dir, dir))
 		}
 	}
+	byPath := make(map[string]*Document, len(docs))
+	for _, d := range docs {
+		byPath[d.Path] = d
+	}
 	for _, d := range docs {
 		out = append(out, authorProblems(d, opts.Users)...)
+		out = append(out, bodyProblems(d, byPath, opts.Body)...)
 	}
 	if opts.Key != nil {
 		for _, d := range docs {
@@ -77,7 +89,29 @@ func Validate(docs []*Document, opts Options) []Problem {
 		out = append(out, editProblems(opts.Base, docs)...)
 	}
 	out = append(out, collisionProblems(opts, docs)...)
+	out = applySeverity(out, opts.Severity)
 	SortProblems(out)
+	return out
+}
+
+// applySeverity gives problems the severity a repository set for their
+// rule, dropping those of rules it turned off.
+func applySeverity(ps []Problem, sev map[string]string) []Problem {
+	if len(sev) == 0 {
+		return ps
+	}
+	out := ps[:0]
+	for _, p := range ps {
+		switch sev[p.Rule] {
+		case "off":
+			continue
+		case "error":
+			p.Severity = SeverityError
+		case "warning":
+			p.Severity = SeverityWarning
+		}
+		out = append(out, p)
+	}
 	return out
 }
 

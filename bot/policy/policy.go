@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sipregistry/sip/registry"
 )
 
 // Path is where a repository keeps its policy, read from the default
@@ -214,4 +216,20 @@ func unknownField(msg string) string {
 		out += "; did you mean " + s + "?"
 	}
 	return out
+}
+
+// Apply sets what the policy says of validation on opts: the severity of
+// each rule the repository configured and the sections each type needs.
+// The App and `sip validate --config` both call it, so a repository's
+// rules mean the same on a laptop and on its pull requests.
+func (p *Policy) Apply(opts *registry.Options) {
+	if len(p.Rules) > 0 {
+		opts.Severity = p.Rules
+	}
+	if len(p.Sections) > 0 {
+		opts.Body.Sections = make(map[registry.Type][]string, len(p.Sections))
+		for t, s := range p.Sections {
+			opts.Body.Sections[registry.Type(t)] = s
+		}
+	}
 }

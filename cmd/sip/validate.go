@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 	"github.com/sipregistry/sip/registry/report"
@@ -50,6 +51,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	base := fs.String("base", "", "git revision to apply the edit rules against, e.g. origin/main")
 	keyFile := fs.String("sealing-key", e.getenv("SIP_SEALING_KEY_FILE"), "the registry's sealing key: sealed answers must open with it to one of their choices (default $SIP_SEALING_KEY_FILE)")
 	color := fs.String("color", "auto", "colour the text format: auto (on a terminal, unless NO_COLOR is set), always or never")
+	config := fs.String("config", "", "the repository's policy file, for its `rules` (severity per rule) and `sections` (default "+policy.Path+" when it exists)")
 	listRules := fs.Bool("list-rules", false, "list every rule (id, severity, scope, what it requires) and exit; --format json for a list of objects")
 	paths, code, ok := parseFlags(fs, e, args)
 	if !ok {
@@ -85,6 +87,10 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		return code
 	}
 	opts := registry.Options{Dir: sipFolder(paths)}
+	if code := applyConfig(e, *config, &opts); code != exitOK {
+		return code
+	}
+	opts.Body.Exists = localFiles
 	if *base != "" {
 		snap, err := baseSnapshot(paths, *base)
 		if err != nil {
@@ -114,6 +120,40 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		return exitData
 	}
 	return exitOK
+}
+
+// applyConfig reads the policy file named (or the repository's, when the
+// current folder has one) and applies its rules and sections.
+func applyConfig(e env, name string, opts *registry.Options) int {
+	explicit := name != ""
+	if !explicit {
+		name = policy.Path
+	}
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sip validate: --config: %v\n", err)
+		return exitConfig
+	}
+	p, err := policy.Parse(data)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sip validate: %s\n", strings.ReplaceAll(err.Error(), policy.Path, name))
+		return exitConfig
+	}
+	p.Apply(opts)
+	return exitOK
+}
+
+// localFiles says whether a path a SIP body links to exists, for paths
+// inside the current folder (others are not judged).
+func localFiles(p string) (exists, known bool) {
+	if !filepath.IsLocal(filepath.FromSlash(p)) {
+		return false, false
+	}
+	_, err := os.Stat(filepath.FromSlash(p))
+	return err == nil, true
 }
 
 // readPaths reads the SIP files under every path, each file once.

@@ -155,3 +155,21 @@ func read(f *object.File) ([]byte, error) {
 	defer rd.Close()
 	return io.ReadAll(io.LimitReader(rd, registry.MaxFileSize+1))
 }
+
+// ReadFile reads a file of the revision by its path from the repository's
+// root (e.g. ".github/sip.yml"); found is false when it has none.
+func (r *Revision) ReadFile(name string) (content []byte, found bool, err error) {
+	tree, err := r.commit.Tree()
+	if err != nil {
+		return nil, false, err
+	}
+	f, err := tree.File(name)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	content, err = read(f)
+	return content, err == nil, err
+}

@@ -48,7 +48,13 @@ func Generate(n int, seed uint64) []registry.File {
 			r.IntN(40), 1+r.IntN(28), 1+r.IntN(28), r.IntN(9), r.IntN(100))
 		writeConfig(&b, r, typ)
 		fmt.Fprintf(&b, "executable:\n  handler: %s\n---\n\n# Generated evaluation %d\n\n", handler, i)
-		for range 2 + r.IntN(6) {
+		for k := range 2 + r.IntN(6) {
+			switch k {
+			case 0:
+				b.WriteString("## How it runs\n\n")
+			case 1:
+				b.WriteString("## Scoring\n\n")
+			}
 			b.WriteString("This paragraph describes what the evaluation measures, how it runs, and how it is scored, in words a reviewer can check.\n\n")
 		}
 		files = append(files, registry.File{Path: fmt.Sprintf("evaluations/SIP-%d.md", i), Content: []byte(b.String())})

@@ -33,7 +33,13 @@ executable:
 
 # Evaluation %s
 
+## How it runs
+
 Submit a non-empty IDENTITY.md.
+
+## Passing
+
+Any non-empty file passes.
 `, n, id, id, status, pre, n, id)
 	return registry.File{Path: fmt.Sprintf("evaluations/SIP-%d.md", n), Content: []byte(content)}
 }

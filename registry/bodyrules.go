@@ -1,0 +1,247 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// bodyProblems checks a SIP's Markdown body: one title heading that
+// matches its name (body-title), the sections its type needs
+// (body-sections), relative links and anchors that resolve (body-links),
+// and cited prompt or question ids that exist (body-refs). byPath holds
+// the repository's documents, for links to other SIPs.
+func bodyProblems(d *Document, byPath map[string]*Document, opts BodyOptions) []Problem {
+	if d.SIP == nil || len(strings.TrimSpace(d.Body())) == 0 {
+		return nil
+	}
+	o := d.outline()
+	var out []Problem
+	out = append(out, titleProblems(d, o)...)
+	out = append(out, sectionProblems(d, o, opts)...)
+	out = append(out, capped(linkProblems(d, o, byPath, opts), "body-links", "broken links")...)
+	out = append(out, capped(refProblems(d, o), "body-refs", "references to ids that do not exist")...)
+	return out
+}
+
+// outline parses the body once per document.
+func (d *Document) outline() *outline {
+	if d.body == nil {
+		d.body = outlineOf(d)
+	}
+	return d.body
+}
+
+func titleProblems(d *Document, o *outline) []Problem {
+	var h1 []heading
+	for _, h := range o.headings {
+		if h.level == 1 {
+			h1 = append(h1, h)
+		}
+	}
+	name := d.SIP.Name
+	want := fmt.Sprintf("# SIP-%d: %s", d.SIP.Number, name)
+	switch {
+	case len(h1) == 0:
+		at := Span{Line: bodyLine(d), Column: 1}
+		if len(o.headings) > 0 {
+			at = o.headings[0].at
+		}
+		return []Problem{problemAt(d, at, SeverityWarning, "body-title", "Start the body with `"+want+"`.",
+			"the body has no title heading (a level-1 heading with the SIP's name)")}
+	case len(h1) > 1:
+		var out []Problem
+		for _, h := range h1[1:] {
+			out = append(out, problemAt(d, h.at, SeverityWarning, "body-title", "Make it a level-2 heading (`## …`): a SIP has one title.",
+				"a second level-1 heading %q; the title is at line %d", h.text, h1[0].at.Line))
+		}
+		return out
+	case name != "" && !strings.Contains(fold(h1[0].text), fold(name)):
+		return []Problem{problemAt(d, h1[0].at, SeverityWarning, "body-title", "Write the SIP's name in its title: `"+want+"`.",
+			"the title %q does not name the SIP (%q)", h1[0].text, name)}
+	}
+	return nil
+}
+
+// fold compares titles: case and runs of spaces do not matter.
+func fold(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+func bodyLine(d *Document) int {
+	n := 1
+	for _, c := range d.content[:d.bodyStart] {
+		if c == '\n' {
+			n++
+		}
+	}
+	return n
+}
+
+func sectionProblems(d *Document, o *outline, opts BodyOptions) []Problem {
+	var have []string
+	for _, h := range o.headings {
+		if h.level == 2 {
+			have = append(have, fold(h.text))
+		}
+	}
+	at := Span{Line: bodyLine(d), Column: 1}
+	for _, h := range o.headings {
+		if h.level == 1 {
+			at = h.at
+			break
+		}
+	}
+	var out []Problem
+	for _, want := range opts.sectionsFor(d.SIP.Type) {
+		alts := strings.Split(want, "|")
+		found := false
+		for i, a := range alts {
+			alts[i] = strings.TrimSpace(a)
+			found = found || slices.Contains(have, fold(alts[i]))
+		}
+		if !found {
+			out = append(out, problemAt(d, at, SeverityWarning, "body-sections",
+				fmt.Sprintf("Add a section `## %s` (a %s SIP has %s).", alts[0], d.SIP.Type, quoteList(opts.sectionsFor(d.SIP.Type))),
+				"the body has no section %s", strings.Join(quoteEach(alts), " or ")))
+		}
+	}
+	return out
+}
+
+func quoteEach(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = "“" + x + "”"
+	}
+	return out
+}
+
+func quoteList(s []string) string {
+	var out []string
+	for _, x := range s {
+		out = append(out, "## "+strings.TrimSpace(strings.Split(x, "|")[0]))
+	}
+	return strings.Join(out, ", ")
+}
+
+func linkProblems(d *Document, o *outline, byPath map[string]*Document, opts BodyOptions) []Problem {
+	var out []Problem
+	for _, l := range o.links {
+		if l.dest == "" || isExternal(l.dest) {
+			continue
+		}
+		target, frag := resolve(d.Path, l.dest)
+		anchors := o.anchors
+		switch doc, isSIP := byPath[target]; {
+		case target == "":
+		case isSIP:
+			anchors = doc.outline().anchors
+		case opts.Exists != nil:
+			exists, known := opts.Exists(target)
+			if known && !exists {
+				out = append(out, problemAt(d, l.at, SeverityError, "body-links", "Correct the path: it is relative to "+pathDir(d.Path)+".",
+					"link to %s: no such file in the repository", l.dest))
+			}
+			continue
+		default:
+			continue
+		}
+		if frag != "" && !anchors[frag] && !anchors[strings.ToLower(frag)] {
+			hint := "Link to a heading's anchor: its text in lower case, spaces as hyphens, punctuation dropped."
+			if s := suggest(frag, keysOf(anchors)); s != "" {
+				hint = "Did you mean #" + s + "?"
+			}
+			out = append(out, problemAt(d, l.at, SeverityError, "body-links", hint,
+				"link to %s: no heading has the anchor #%s", l.dest, frag))
+		}
+	}
+	return out
+}
+
+func pathDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i+1]
+	}
+	return "the file's folder"
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refProblems finds code spans that cite a prompt or question id the
+// config does not define. A span cites an id when it sits in a table
+// column whose header names ids ("Probe IDs", "Prompt id"), or when it
+// has an id's shape and starts with the first word of one of the SIP's
+// own ids; anything else in backticks is left alone.
+func refProblems(d *Document, o *outline) []Problem {
+	ids := configIDs(d.SIP)
+	if len(ids) == 0 {
+		return nil
+	}
+	firstWord := map[string]bool{}
+	for _, id := range ids {
+		firstWord[strings.FieldsFunc(id, isSep)[0]] = true
+	}
+	var out []Problem
+	for _, c := range o.codes {
+		if !idShape.MatchString(c.text) || slices.Contains(ids, c.text) {
+			continue
+		}
+		if !namesIDs(c.column) && !firstWord[strings.FieldsFunc(c.text, isSep)[0]] {
+			continue
+		}
+		hint := "Cite an id defined under config (" + strings.Join(ids[:min(len(ids), 5)], ", ") + ")."
+		if full := extended(c.text, ids); full != "" {
+			hint = "Did you mean `" + full + "`?"
+		} else if s := suggest(c.text, ids); s != "" {
+			hint = "Did you mean `" + s + "`?"
+		}
+		out = append(out, problemAt(d, c.at, SeverityError, "body-refs", hint,
+			"`%s` is cited as a prompt or question id, but the config defines no such id", c.text))
+	}
+	return out
+}
+
+func isSep(r rune) bool { return r == '-' || r == '_' }
+
+// namesIDs reports whether a table column header is about ids.
+func namesIDs(header string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(header), func(r rune) bool { return r == ' ' || r == '/' || r == '(' || r == ')' }) {
+		if w == "id" || w == "ids" {
+			return true
+		}
+	}
+	return false
+}
+
+// extended is the one id that begins with the cited text, if exactly one
+// does (a citation that was shortened).
+func extended(cited string, ids []string) string {
+	var found string
+	for _, id := range ids {
+		if strings.HasPrefix(id, cited) {
+			if found != "" {
+				return ""
+			}
+			found = id
+		}
+	}
+	return found
+}
+
+// capped keeps the first maxPerRule problems of a rule and counts the
+// rest in one more.
+func capped(ps []Problem, rule, what string) []Problem {
+	if len(ps) <= maxPerRule {
+		return ps
+	}
+	more := ps[maxPerRule]
+	more.Message = fmt.Sprintf("and %s more %s in this file", groupDigits(len(ps)-maxPerRule), what)
+	more.Hint = "Fix the ones above, then run the check again."
+	return append(ps[:maxPerRule:maxPerRule], more)
+}
