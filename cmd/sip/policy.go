@@ -109,7 +109,7 @@ func runPolicyExplain(e env, args []string) int {
 	}
 	touched := changedPaths(before, after)
 	if data, found, _ := rev.ReadFile(policy.Path); found {
-		if now, err := os.ReadFile(policy.Path); err != nil || string(now) != string(data) {
+		if now, err := os.ReadFile(filepath.Join(rev.Root(), policy.Path)); err != nil || string(now) != string(data) {
 			touched = append(touched, policy.Path)
 		}
 	}

@@ -173,3 +173,6 @@ func (r *Revision) ReadFile(name string) (content []byte, found bool, err error)
 	content, err = read(f)
 	return content, err == nil, err
 }
+
+// Root is the root of the repository's work tree.
+func (r *Revision) Root() string { return r.root }
