@@ -41,6 +41,10 @@ func TestImportGraph(t *testing.T) {
 		{mod + "bot/inbox", []string{"net/http", "database/sql", "github.com/jackc/pgx", "github.com/google/go-github", "modernc.org/sqlite",
 			mod + "api", mod + "registry/sqlite", mod + "registry/postgres"}, nil},
 		{mod + "bot", []string{mod + "api", mod + "registry/sqlite", mod + "registry/postgres"}, nil},
+		// The policy language decides from what it is told: GitHub is
+		// behind its Judge interface, which the App and the CLI implement.
+		{mod + "bot/policy", []string{"net/http", "database/sql", "github.com/google/go-github", "github.com/go-git/go-git",
+			mod + "api", mod + "registry/sqlite", mod + "registry/postgres"}, nil},
 		{mod + "api", []string{mod + "bot", mod + "registry/sqlite", mod + "registry/postgres", "github.com/go-git/go-git"}, nil},
 	} {
 		for _, dep := range deps(t, tt.pkg) {
