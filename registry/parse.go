@@ -160,6 +160,9 @@ func Parse(path string, content []byte) *Document {
 	if doc.SIP != nil {
 		body := doc.content[doc.bodyStart:]
 		doc.SIP.Description = describeBody(body)
+		// Read the body's outline here, where files are parsed in
+		// parallel, rather than in the repository rules.
+		doc.outline()
 		if len(bytes.TrimSpace(body)) == 0 {
 			ps.warnf("body-empty", Span{Line: open, Column: 1}, "Describe what the evaluation tests, how, and how it is scored.",
 				"the SIP has no Markdown body after its frontmatter")
