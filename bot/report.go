@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sipregistry/sip/bot/internal/markdown"
 	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 )
@@ -63,15 +64,15 @@ func (r *pullReport) conclusion() string {
 
 func (r *pullReport) title() string {
 	if len(r.Conflicts) > 0 {
-		return fmt.Sprintf("Merge conflict with %s in %s", r.Branch, plural(len(r.Conflicts), "SIP file"))
+		return fmt.Sprintf("Merge conflict with %s in %s", r.Branch, markdown.Plural(len(r.Conflicts), "SIP file"))
 	}
 	errs, warns := registry.Count(r.Problems)
-	title := fmt.Sprintf("%s, %s", plural(errs, "error"), plural(warns, "warning"))
+	title := fmt.Sprintf("%s, %s", markdown.Plural(errs, "error"), markdown.Plural(warns, "warning"))
 	if errs+warns == 0 {
-		title = fmt.Sprintf("%s valid", plural(len(r.Touched), "changed SIP file"))
+		title = fmt.Sprintf("%s valid", markdown.Plural(len(r.Touched), "changed SIP file"))
 	}
 	if len(r.Inherited) > 0 {
-		title += fmt.Sprintf("; %s already on %s", plural(len(r.Inherited), "problem"), r.Branch)
+		title += fmt.Sprintf("; %s already on %s", markdown.Plural(len(r.Inherited), "problem"), r.Branch)
 	}
 	return title
 }
@@ -91,7 +92,7 @@ func (r *pullReport) summary() string {
 		b.WriteString("\nThe files without a conflict were checked as they would merge:\n\n")
 	}
 	fmt.Fprintf(&b, "Checked %s as they would merge into the base branch now (%s in this pull request): %s, %s.\n\n",
-		plural(r.Files, "SIP file"), plural(len(r.Touched), "changed file"), plural(errs, "error"), plural(warns, "warning"))
+		markdown.Plural(r.Files, "SIP file"), markdown.Plural(len(r.Touched), "changed file"), markdown.Plural(errs, "error"), markdown.Plural(warns, "warning"))
 	problemTable(&b, r.Problems)
 	if len(r.Inherited) > 0 {
 		fmt.Fprintf(&b, "### Already on `%s`\n\nThese problems are in SIP files this pull request does not change, and `%s` has them already: "+
@@ -128,7 +129,7 @@ func problemTable(b *strings.Builder, problems []registry.Problem) {
 		if p.Line > 0 {
 			line = fmt.Sprint(p.Line)
 		}
-		fmt.Fprintf(b, "| `%s` | %s | [`%s`](%s) | %s |\n", p.Path, line, p.Rule, ruleURL(p.Rule), cell(p.Message))
+		fmt.Fprintf(b, "| `%s` | %s | [`%s`](%s) | %s |\n", p.Path, line, p.Rule, ruleURL(p.Rule), markdown.Cell(p.Message))
 	}
 	b.WriteString("\n")
 }
@@ -189,17 +190,6 @@ func commentBody(r *pullReport, d *policy.Decision) string {
 
 func ruleURL(rule string) string {
 	return "https://github.com/sipregistry/sip/blob/main/docs/rules.md#" + rule
-}
-
-func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // truncate cuts s to at most n characters (GitHub counts characters),

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/sipregistry/sip/bot/inbox"
+	"github.com/sipregistry/sip/bot/internal/markdown"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 )
@@ -138,7 +139,7 @@ func (a *App) reportRefusal(ctx context.Context, t target, commit string, err er
 	if invalid != nil {
 		rep.Problems = invalid.Problems
 		errs, _ := registry.Count(invalid.Problems)
-		title = fmt.Sprintf("The registry refused this commit: %s", plural(errs, "error"))
+		title = fmt.Sprintf("The registry refused this commit: %s", markdown.Plural(errs, "error"))
 		summary += rep.summary()
 	} else {
 		summary += err.Error() + "\n"

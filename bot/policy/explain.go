@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sipregistry/sip/bot/internal/markdown"
 )
 
 // Title is the decision in a line, for a check run's title.
@@ -19,7 +21,7 @@ func (d Decision) Title() string {
 	var waiting []string
 	for _, o := range d.Outcomes {
 		if n := o.Missing(); n > 0 {
-			waiting = append(waiting, fmt.Sprintf("%s from %s (%s)", plural(n, "approval"), strings.Join(o.WhoNames(), " or "), strings.Join(o.About, ", ")))
+			waiting = append(waiting, fmt.Sprintf("%s from %s (%s)", markdown.Plural(n, "approval"), strings.Join(o.WhoNames(), " or "), strings.Join(o.About, ", ")))
 		}
 	}
 	return truncate("Waiting for "+strings.Join(waiting, "; "), 200)
@@ -52,8 +54,8 @@ func (d Decision) Explain() string {
 			if len(o.Approvers) > 0 {
 				approved = at(o.Approvers)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(strings.Join(o.About, ", ")), cell(o.Rule),
-				cell(strings.Join(who, "; ")), cell(approved), missing)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", markdown.Cell(strings.Join(o.About, ", ")), markdown.Cell(o.Rule),
+				markdown.Cell(strings.Join(who, "; ")), markdown.Cell(approved), missing)
 		}
 	}
 	if len(d.Ignored) > 0 {
@@ -86,17 +88,6 @@ func at(users []string) string {
 		out[i] = "@" + u
 	}
 	return strings.Join(out, ", ")
-}
-
-func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func truncate(s string, n int) string {
