@@ -1,0 +1,101 @@
+package credential
+
+import (
+	"strconv"
+	"time"
+)
+
+// Pass is what a credential says of one passing result.
+type Pass struct {
+	CredentialURL string // the credential's own id
+	ResultURL     string // the result's page (evidence)
+	TraceURL      string // its execution record (evidence)
+	Agent         string // the agent's name
+	AgentURL      string // the agent's page: the credential's subject
+
+	EvaluationURL string // the evaluation's page: the achievement's id
+	EvaluationID  string
+	Number        int
+	Name          string
+	Description   string
+	Criteria      string // how the evaluation is passed, in words
+	Version       string
+	ContentSHA256 string
+
+	Score, MaxScore, PassingScore *float64
+	PassedAt                      time.Time
+	ExpiresAt                     time.Time // zero: the pass does not expire
+}
+
+// Badge is the unsigned OpenBadgeCredential (Open Badges 3.0 on the
+// Verifiable Credentials 2.0 data model) for a pass, issued by i. It is a
+// function of the pass alone, so the same pass always gives the same
+// credential.
+func (i *Issuer) Badge(p Pass) map[string]any {
+	humanCode := "SIP-" + strconv.Itoa(p.Number)
+	achievement := map[string]any{
+		"id":              p.EvaluationURL,
+		"type":            []any{"Achievement"},
+		"name":            p.Name,
+		"description":     orDefault(p.Description, p.Name),
+		"criteria":        map[string]any{"id": p.EvaluationURL, "narrative": orDefault(p.Criteria, "Pass the evaluation "+humanCode+".")},
+		"version":         p.Version,
+		"humanCode":       humanCode,
+		"achievementType": "Assessment",
+		"otherIdentifier": []any{
+			map[string]any{"type": []any{"IdentifierEntry"}, "identifier": p.EvaluationID, "identifierType": "identifier"},
+			map[string]any{"type": []any{"IdentifierEntry"}, "identifier": "sha256:" + p.ContentSHA256, "identifierType": "ext:ContentSHA256"},
+		},
+	}
+	subject := map[string]any{
+		"id":          p.AgentURL,
+		"type":        []any{"AchievementSubject"},
+		"achievement": achievement,
+	}
+	if p.Score != nil {
+		desc := map[string]any{"id": p.EvaluationURL + "#score", "type": []any{"ResultDescription"}, "name": "Score", "resultType": "ScaledScore"}
+		if p.PassingScore != nil {
+			desc["requiredValue"] = number(*p.PassingScore)
+		}
+		if p.MaxScore != nil {
+			desc["valueMax"] = number(*p.MaxScore)
+		}
+		achievement["resultDescription"] = []any{desc}
+		subject["result"] = []any{map[string]any{"type": []any{"Result"}, "resultDescription": desc["id"], "value": number(*p.Score)}}
+	}
+	c := map[string]any{
+		"@context": []any{ContextVC, ContextOB},
+		"id":       p.CredentialURL,
+		"type":     []any{"VerifiableCredential", "OpenBadgeCredential"},
+		"issuer": map[string]any{"id": i.DID, "type": []any{"Profile"}, "name": i.Name, "url": i.URL,
+			"description": "A registry of evaluations of AI agents, defined as SIPs."},
+		"name":              p.Name + " (" + humanCode + " " + p.Version + ")",
+		"description":       p.Agent + " passed " + humanCode + ", " + p.Name + ", version " + p.Version + ".",
+		"validFrom":         p.PassedAt.UTC().Format(time.RFC3339),
+		"credentialSubject": subject,
+		"evidence": []any{
+			map[string]any{"id": p.ResultURL, "type": []any{"Evidence"}, "name": "The result"},
+			map[string]any{"id": p.TraceURL, "type": []any{"Evidence"}, "name": "The execution record of the attempt"},
+		},
+	}
+	if !p.ExpiresAt.IsZero() {
+		c["validUntil"] = p.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return c
+}
+
+// Issue signs the badge of a pass. The proof is dated when the pass was
+// recorded: Ed25519 is deterministic, so the same pass and key always
+// give the same bytes, wherever and however often it is downloaded.
+func (i *Issuer) Issue(p Pass) (map[string]any, error) {
+	return i.Signer().Sign(i.Badge(p), p.PassedAt)
+}
+
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,190 @@
+package credential
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testIssuer(t testing.TB, seeds ...byte) *Issuer {
+	t.Helper()
+	var keys []Key
+	for _, s := range seeds {
+		k, err := KeyFromSeed([]byte(strings.Repeat(string(rune('a'+s)), ed25519.SeedSize)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	i, err := NewIssuer("https://registry.example:8443", "SIP Registry", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+var passedAt = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+
+func testPass() Pass {
+	score, max, passing := 90.0, 100.0, 70.0
+	return Pass{CredentialURL: "https://registry.example:8443/api/v1/results/r1/credential", ResultURL: "https://registry.example:8443/results/r1",
+		TraceURL: "https://registry.example:8443/api/v1/results/r1/trace", Agent: "ada", AgentURL: "https://registry.example:8443/agents/ada",
+		EvaluationURL: "https://registry.example:8443/evaluations/poaw", EvaluationID: "poaw", Number: 2, Name: "Proof of Agentic Work",
+		Description: "Fetch, sort, hash and submit.", Criteria: "A correct hash within 15 seconds.", Version: "1.0.0",
+		ContentSHA256: strings.Repeat("ab", 32), Score: &score, MaxScore: &max, PassingScore: &passing,
+		PassedAt: passedAt, ExpiresAt: passedAt.AddDate(1, 0, 0)}
+}
+
+func issued(t testing.TB, i *Issuer) []byte {
+	t.Helper()
+	c, err := i.Issue(testPass())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDIDWeb(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://registry.example":          "did:web:registry.example",
+		"http://localhost:8080/":            "did:web:localhost%3A8080",
+		"https://example.org/sip/registry/": "did:web:example.org:sip:registry",
+	} {
+		if got, err := DIDWeb(in); err != nil || got != want {
+			t.Errorf("DIDWeb(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := DIDWeb("/relative"); err == nil {
+		t.Error("a relative URL has a did:web")
+	}
+}
+
+func TestIssueIsDeterministicAndVerifies(t *testing.T) {
+	i := testIssuer(t, 1)
+	a, b := issued(t, i), issued(t, i)
+	if string(a) != string(b) {
+		t.Error("the same pass gave two credentials")
+	}
+	r := Verify(a, i, passedAt.Add(time.Hour))
+	if !r.Verified {
+		t.Fatalf("our own credential does not verify: %+v", r)
+	}
+	if r.Issuer != "did:web:registry.example%3A8443" || r.Subject != "https://registry.example:8443/agents/ada" {
+		t.Errorf("report names %q and %q", r.Issuer, r.Subject)
+	}
+}
+
+// TestVerifyNamesTheCheckThatFails: tampering, another key, the wrong
+// time, a bad document: each is refused by the check it breaks.
+func TestVerifyNamesTheCheckThatFails(t *testing.T) {
+	i := testIssuer(t, 1)
+	good := issued(t, i)
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		json.Unmarshal(good, &m)
+		f(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	other := testIssuer(t, 2)
+	forged, _ := json.Marshal(must(other.Issue(testPass())))
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+		at   time.Time
+		want string
+	}{
+		{"a changed score", edit(func(m map[string]any) {
+			m["credentialSubject"].(map[string]any)["result"].([]any)[0].(map[string]any)["value"] = "100"
+		}), passedAt, "signature"},
+		{"another subject", edit(func(m map[string]any) {
+			m["credentialSubject"].(map[string]any)["id"] = "https://registry.example:8443/agents/eve"
+		}), passedAt, "signature"},
+		{"a later expiry", edit(func(m map[string]any) { m["validUntil"] = "2099-01-01T00:00:00Z" }), passedAt, "signature"},
+		{"a field added", edit(func(m map[string]any) { m["awardedDate"] = "2026-01-01T00:00:00Z" }), passedAt, "signature"},
+		{"signed by an unknown key", forged, passedAt, "issuer key"},
+		{"another issuer's key named", edit(func(m map[string]any) {
+			m["proof"].(map[string]any)["verificationMethod"] = "did:web:evil.example#key-1"
+		}), passedAt, "issuer"},
+		{"expired", good, passedAt.AddDate(2, 0, 0), "validity"},
+		{"not yet valid", good, passedAt.Add(-time.Hour), "validity"},
+		{"not JSON", []byte("{"), passedAt, "format"},
+		{"an unknown context", edit(func(m map[string]any) { m["@context"] = []any{ContextVC, "https://evil.example/ctx.json"} }), passedAt, "format"},
+		{"no proof", edit(func(m map[string]any) { delete(m, "proof") }), passedAt, "format"},
+		{"another cryptosuite", edit(func(m map[string]any) { m["proof"].(map[string]any)["cryptosuite"] = "eddsa-jcs-2022" }), passedAt, "proof"},
+		{"a malformed signature", edit(func(m map[string]any) { m["proof"].(map[string]any)["proofValue"] = "zzz" }), passedAt, "proof"},
+		{"oversized", append(good[:len(good)-1], []byte(`,"x":"`+strings.Repeat("a", MaxSize)+`"}`)...), passedAt, "format"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Verify(tc.raw, i, tc.at)
+			if r.Verified || r.Failed() != tc.want {
+				t.Errorf("verified %v, failed %q, want %q: %+v", r.Verified, r.Failed(), tc.want, r.Checks)
+			}
+		})
+	}
+}
+
+// TestRotatedKeysStillVerify: after a new key is appended, credentials
+// signed by the old one still verify and new ones are signed by the new.
+func TestRotatedKeysStillVerify(t *testing.T) {
+	old := issued(t, testIssuer(t, 1))
+	rotated := testIssuer(t, 1, 2)
+	if r := Verify(old, rotated, passedAt); !r.Verified {
+		t.Errorf("an old credential fails after rotation: %+v", r.Checks)
+	}
+	if vm := rotated.Signer().VerificationMethod; !strings.HasSuffix(vm, rotated.Keys[1].ID) {
+		t.Errorf("signing with %s, want the newest key", vm)
+	}
+	if n := len(rotated.DIDDocument()["assertionMethod"].([]any)); n != 2 {
+		t.Errorf("the DID document lists %d keys, want both", n)
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	k := testIssuer(t, 1).Keys[0]
+	pemKey, err := EncodeKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ParseKeys(append(append([]byte{}, pemKey...), pemKey...))
+	if err != nil || len(keys) != 2 || keys[0].ID != k.ID {
+		t.Fatalf("ParseKeys = %v, %v", keys, err)
+	}
+	for _, bad := range []string{"", "not pem", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"} {
+		if _, err := ParseKeys([]byte(bad)); err == nil {
+			t.Errorf("ParseKeys(%q) accepted", bad)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func BenchmarkIssue(b *testing.B) {
+	i := testIssuer(b, 1)
+	for b.Loop() {
+		if _, err := i.Issue(testPass()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkVerify(b *testing.B) {
+	i := testIssuer(b, 1)
+	raw := issued(b, i)
+	for b.Loop() {
+		if r := Verify(raw, i, passedAt); !r.Verified {
+			b.Fatal(r.Checks)
+		}
+	}
+}
