@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -173,7 +174,13 @@ func (a *testAgent) startPoAW(t *testing.T) (challengeID, hash string) {
 			Nonce  string `json:"nonce"`
 		} `json:"challenge"`
 	}
-	if code := a.call("GET", st.Challenge.FetchURL, "", &ch); code != 200 {
+	// fetch_url is absolute; the test server answers for whatever base
+	// URL the registry was given.
+	fetch := st.Challenge.FetchURL
+	if u, err := url.Parse(fetch); err == nil && u.IsAbs() {
+		fetch = u.RequestURI()
+	}
+	if code := a.call("GET", fetch, "", &ch); code != 200 {
 		t.Fatalf("fetch: %d", code)
 	}
 	return st.Challenge.ID, evaluation.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce)

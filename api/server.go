@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/seal"
 )
@@ -70,6 +71,9 @@ type Config struct {
 	// SealingKeyIsDevelopment says SealingKey is sip's bundled development
 	// key, whose private half is public.
 	SealingKeyIsDevelopment bool
+	// Issuer signs passes as Open Badges credentials and publishes its
+	// keys at /.well-known/did.json; without one, no credentials.
+	Issuer *credential.Issuer
 }
 
 // WebhookPath is where GitHub delivers the App's webhooks.
@@ -102,6 +106,7 @@ type Server struct {
 	commitURL                string
 	sealing                  *seal.Key
 	sealingDev               bool
+	issuer                   *credential.Issuer
 }
 
 // NewServer builds a server; it starts nothing.
@@ -112,7 +117,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now,
-		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment}
+		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
 	if s.oembedURL == "" {
 		s.oembedURL = DefaultOEmbedURL
 	}
@@ -191,6 +196,9 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/agents/:name", s.profile)
 	}
 	if s.agents != nil && s.evals != nil {
+		// Verifying costs two canonicalisations (a few milliseconds): a
+		// client verifies at most two a second.
+		verifications := newLimiter(120, 120, s.now)
 		e.POST("/api/v1/evaluations/:ref/register", s.withCaller(s.register))
 		e.DELETE("/api/v1/evaluations/:ref/registration", s.withCaller(s.cancel))
 		e.POST("/api/v1/evaluations/:ref/start", s.withCaller(s.start))
@@ -199,6 +207,9 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/evaluations/:ref/results", s.listResults)
 		e.GET("/api/v1/results/:id", s.getResult)
 		e.GET("/api/v1/results/:id/trace", s.getTrace)
+		e.GET("/api/v1/results/:id/credential", s.getCredential)
+		e.POST("/api/v1/credentials/verify", verifications.limited(s.verifyCredential))
+		e.GET("/.well-known/did.json", s.didDocument)
 	}
 	if s.agents != nil && s.evals != nil {
 		e.GET("/", s.home)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/seal"
@@ -108,6 +110,14 @@ func runServe(ctx context.Context, e env, args []string) int {
 		}
 		m.SealingKey = k
 	}
+	if path := e.getenv("SIP_ISSUER_KEY_FILE"); path != "" {
+		keys, err := credential.LoadKeyFile(path)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sip serve: SIP_ISSUER_KEY_FILE: %v\n", err)
+			return exitConfig
+		}
+		m.IssuerKeys = keys
+	}
 	if err := m.Run(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
 		var invalid *registry.ValidationError
@@ -176,6 +186,10 @@ type Main struct {
 	// Without one, and with the App off, sip's public development key is
 	// used, so the bundled benchmark grades out of the box.
 	SealingKey *seal.Key
+	// IssuerKeys sign passes as credentials (SIP_ISSUER_KEY_FILE), the
+	// last one signing. Without them, and with the App off, a key is made
+	// once and kept in the database.
+	IssuerKeys []credential.Key
 	Logger     *slog.Logger
 	Stdout     io.Writer
 
@@ -248,9 +262,13 @@ func (m *Main) Run(ctx context.Context) error {
 		m.BaseURL = m.URL
 		log.Info("SIP_BASE_URL is not set; links name the listening address", "url", m.URL)
 	}
+	issuer, err := m.issuer(ctx, st, log)
+	if err != nil {
+		return err
+	}
 	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
 		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
-		SealingKey: key, SealingKeyIsDevelopment: dev}
+		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {
 		cfg.Webhook = app.Webhook
 	}
@@ -328,6 +346,41 @@ func (m *Main) sealingKey(log *slog.Logger) (_ *seal.Key, development bool, _ er
 	log.Warn("SIP_SEALING_KEY_FILE is not set: using sip's development sealing key, which is PUBLIC; the answers of benchmarks sealed to it (the bundled ones) are not secret. A real registry makes its own: sip seal --new-key FILE",
 		"recipient", k.Recipient())
 	return k, true, nil
+}
+
+// issuer is the registry as the issuer of credentials: its keys are
+// SIP_ISSUER_KEY_FILE's; else, with the GitHub App off, a key made on
+// first run and kept in the database (every replica shares it), said
+// loudly; else none, and no credentials.
+func (m *Main) issuer(ctx context.Context, st store, log *slog.Logger) (*credential.Issuer, error) {
+	keys := m.IssuerKeys
+	switch {
+	case len(keys) > 0:
+	case m.GitHub != nil:
+		log.Warn("SIP_ISSUER_KEY_FILE is not set: this registry issues no credentials")
+		return nil, nil
+	default:
+		seed := make([]byte, ed25519.SeedSize)
+		if _, err := rand.Read(seed); err != nil {
+			return nil, err
+		}
+		kept, err := st.Secret(ctx, "issuer-ed25519-seed", seed)
+		if err != nil {
+			return nil, fmt.Errorf("issuer key: %w", err)
+		}
+		k, err := credential.KeyFromSeed(kept)
+		if err != nil {
+			return nil, fmt.Errorf("issuer key: %w", err)
+		}
+		keys = []credential.Key{k}
+		log.Warn("SIP_ISSUER_KEY_FILE is not set: credentials are signed with a key this registry made and keeps in its database, so whoever reads the database can sign them. A real registry keeps its key apart: openssl genpkey -algorithm ed25519 -out issuer.pem, then SIP_ISSUER_KEY_FILE=issuer.pem")
+	}
+	iss, err := credential.NewIssuer(m.BaseURL, "SIP Registry", keys)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("issuing credentials", "issuer", iss.DID, "key", keys[len(keys)-1].ID)
+	return iss, nil
 }
 
 // syncAtStart syncs the configured SIPs, unless the registry follows git

@@ -1,0 +1,139 @@
+package api_test
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/credential"
+)
+
+func testIssuer(t *testing.T, base string) *credential.Issuer {
+	t.Helper()
+	k, err := credential.KeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss, err := credential.NewIssuer(base, "SIP Registry (test)", []credential.Key{k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return iss
+}
+
+type verifyBody struct {
+	Success  bool `json:"success"`
+	Verified bool `json:"verified"`
+	Checks   []struct {
+		Name string `json:"name"`
+		OK   bool   `json:"ok"`
+	} `json:"checks"`
+}
+
+func (v verifyBody) failed() string {
+	for _, c := range v.Checks {
+		if !c.OK {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// TestCredentialOfAPass: an agent passes PoAW and downloads a credential
+// that this registry verifies, and that names the agent, the SIP at the
+// version it was graded under, and its evidence; a changed credential is
+// refused by its signature; a failure has no credential; a private agent's
+// credential is its own; the issuer's keys are published.
+func TestCredentialOfAPass(t *testing.T) {
+	const base = "https://registry.test"
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			iss := testIssuer(t, base)
+			w := newWorldWith(t, s, func(c *api.Config) { c.Issuer, c.BaseURL = iss, base })
+			ada := w.agent("ada-cred")
+			pass := ada.poaw(t, false)
+			if !pass.Result.Passed {
+				t.Fatal("PoAW did not pass")
+			}
+			var cred map[string]any
+			if code := ada.call("GET", "/api/v1/results/"+pass.Result.ID+"/credential", "", &cred); code != 200 {
+				t.Fatalf("credential: %d", code)
+			}
+			raw, _ := json.Marshal(cred)
+			if r := credential.Verify(raw, iss, w.clock.Now()); !r.Verified {
+				t.Fatalf("the credential does not verify: %+v", r.Checks)
+			}
+			subject := cred["credentialSubject"].(map[string]any)
+			achievement := subject["achievement"].(map[string]any)
+			if subject["id"] != base+"/agents/ada-cred" || achievement["id"] != base+"/evaluations/poaw" ||
+				achievement["humanCode"] != "SIP-2" || achievement["version"] != pass.Result.EvaluationVersion {
+				t.Errorf("the credential says subject %v, achievement %v %v %v", subject["id"], achievement["id"], achievement["humanCode"], achievement["version"])
+			}
+			if ev := cred["evidence"].([]any); len(ev) != 2 || ev[0].(map[string]any)["id"] != base+"/results/"+pass.Result.ID {
+				t.Errorf("evidence %v", ev)
+			}
+
+			// Anyone may ask this registry to verify it.
+			var v verifyBody
+			if resp := w.Do("POST", "/api/v1/credentials/verify", bytes.NewReader(raw), jsonHeader, &v); resp.StatusCode != 200 || !v.Verified {
+				t.Errorf("verify: %d %+v", resp.StatusCode, v)
+			}
+			forged := bytes.Replace(raw, []byte(`"ada-cred"`), []byte(`"eve-cred"`), 1)
+			forged = bytes.Replace(forged, []byte(base+"/agents/ada-cred"), []byte(base+"/agents/eve-cred"), 1)
+			if w.Do("POST", "/api/v1/credentials/verify", bytes.NewReader(forged), jsonHeader, &v); v.Verified || v.failed() != "signature" {
+				t.Errorf("a credential moved to another agent: %+v", v)
+			}
+			if resp := w.Do("POST", "/api/v1/credentials/verify", strings.NewReader(""), jsonHeader, nil); resp.StatusCode != 400 {
+				t.Errorf("an empty body: %d", resp.StatusCode)
+			}
+
+			// The DID document lists the key that signed.
+			var did map[string]any
+			if resp := w.Get("/.well-known/did.json", &did); resp.StatusCode != 200 || did["id"] != "did:web:registry.test" {
+				t.Errorf("did.json: %d %v", resp.StatusCode, did["id"])
+			}
+
+			// A failure has no credential.
+			bob := w.agent("bob-cred")
+			fail := bob.poaw(t, true)
+			if code := bob.call("GET", "/api/v1/results/"+fail.Result.ID+"/credential", "", nil); code != 404 {
+				t.Errorf("the credential of a failure: %d", code)
+			}
+
+			// A private agent's credential is its own.
+			if code := ada.call("PATCH", "/api/v1/agents/me", `{"results_public":false}`, nil); code != 200 {
+				t.Fatalf("private: %d", code)
+			}
+			if code := bob.call("GET", "/api/v1/results/"+pass.Result.ID+"/credential", "", nil); code != 404 {
+				t.Errorf("another agent reads a private credential: %d", code)
+			}
+			if code := ada.call("GET", "/api/v1/results/"+pass.Result.ID+"/credential", "", nil); code != 200 {
+				t.Errorf("the agent reads its own private credential: %d", code)
+			}
+		})
+	}
+}
+
+func TestNoIssuerNoCredentials(t *testing.T) {
+	s := backends["sqlite"](t)
+	w := newWorld(t, s)
+	ada := w.agent("ada-noiss")
+	pass := ada.poaw(t, false)
+	resp := w.Do("GET", "/api/v1/results/"+pass.Result.ID+"/credential", nil, nil, nil)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("credential without an issuer: %d %s", resp.StatusCode, body)
+	}
+	if resp := w.Get("/.well-known/did.json", nil); resp.StatusCode != 404 {
+		t.Errorf("did.json without an issuer: %d", resp.StatusCode)
+	}
+	_ = registry.ErrNotFound
+}

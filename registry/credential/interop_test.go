@@ -1,0 +1,119 @@
+package credential
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// interopDir is where .ci/run installs the independent implementation
+// (testdata/interop with its npm packages). Under CI it must be there.
+func interopDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("SIP_VC_INTEROP_DIR")
+	if dir == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SIP_VC_INTEROP_DIR is not set: .ci/run installs Digital Bazaar's vc library there")
+		}
+		t.Skip("SKIPPED: SIP_VC_INTEROP_DIR is not set; copy testdata/interop somewhere, npm install there, and point SIP_VC_INTEROP_DIR at it")
+	}
+	return dir
+}
+
+func node(t *testing.T, dir string, args ...string) []byte {
+	t.Helper()
+	out, err := exec.Command("node", append([]string{filepath.Join(dir, args[0])}, args[1:]...)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("node %v: %v\n%s", args, err, ee.Stderr)
+		}
+		t.Fatalf("node %v: %v", args, err)
+	}
+	return out
+}
+
+func writeJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "doc.json")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+type jsVerdict struct {
+	Verified bool   `json:"verified"`
+	Error    string `json:"error"`
+}
+
+// TestAnIndependentVerifierAcceptsOurCredentials: Digital Bazaar's vc
+// library verifies a credential sip issued, and refuses it changed.
+func TestAnIndependentVerifierAcceptsOurCredentials(t *testing.T) {
+	dir := interopDir(t)
+	i := testIssuer(t, 1, 2) // a rotated issuer: the newest key signs
+	c, err := i.Issue(testPass())
+	if err != nil {
+		t.Fatal(err)
+	}
+	did := writeJSON(t, i.DIDDocument())
+	var v jsVerdict
+	json.Unmarshal(node(t, dir, "verify.mjs", writeJSON(t, c), did), &v)
+	if !v.Verified {
+		t.Fatalf("the vc library refuses our credential: %s", v.Error)
+	}
+	c["credentialSubject"].(map[string]any)["id"] = "https://registry.example:8443/agents/eve"
+	json.Unmarshal(node(t, dir, "verify.mjs", writeJSON(t, c), did), &v)
+	if v.Verified {
+		t.Error("the vc library accepts our credential with another subject")
+	}
+}
+
+// didResolver resolves the keys of one DID document.
+type didResolver map[string]any
+
+func (d didResolver) PublicKey(vm string) (ed25519.PublicKey, error) {
+	methods, _ := d["verificationMethod"].([]any)
+	for _, m := range methods {
+		m, _ := m.(map[string]any)
+		if m["id"] == vm {
+			s, _ := m["publicKeyMultibase"].(string)
+			return DecodeMultikey(s)
+		}
+	}
+	return nil, errors.New("no such key")
+}
+
+// TestWeAcceptAnIndependentImplementationsCredentials: a credential that
+// Digital Bazaar's vc library issued passes our verifier, and fails it
+// when changed.
+func TestWeAcceptAnIndependentImplementationsCredentials(t *testing.T) {
+	dir := interopDir(t)
+	badge := testIssuer(t, 1).Badge(testPass())
+	var out struct {
+		Credential  map[string]any `json:"credential"`
+		DIDDocument map[string]any `json:"didDocument"`
+	}
+	if err := json.Unmarshal(node(t, dir, "issue.mjs", writeJSON(t, badge), "other.example"), &out); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out.Credential)
+	r := Verify(raw, didResolver(out.DIDDocument), passedAt.Add(time.Hour))
+	if !r.Verified || r.Issuer != "did:web:other.example" {
+		t.Fatalf("we refuse the vc library's credential: %+v", r)
+	}
+	out.Credential["name"] = "Something else"
+	raw, _ = json.Marshal(out.Credential)
+	if r := Verify(raw, didResolver(out.DIDDocument), passedAt.Add(time.Hour)); r.Verified || r.Failed() != "signature" {
+		t.Errorf("we accept the vc library's credential changed: %+v", r.Checks)
+	}
+}

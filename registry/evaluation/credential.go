@@ -1,0 +1,65 @@
+package evaluation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/credential"
+)
+
+// ErrNoCredential is a result that has no credential: it did not pass.
+var ErrNoCredential = errors.New("only a passing result has a credential")
+
+// Links are the public URLs a credential points to.
+type Links struct {
+	Credential, Result, Trace, Agent, Evaluation string
+}
+
+// Pass is what the credential of a passing result says, read from the
+// definition of the version the result was graded under: the one place
+// a pass becomes an Open Badges achievement.
+func (s *Service) Pass(ctx context.Context, r *Result, agent *registry.Agent, links Links) (credential.Pass, error) {
+	if r.EndedAs() != OutcomePassed {
+		return credential.Pass{}, ErrNoCredential
+	}
+	def, err := s.defs.pinned(ctx, r.EvaluationID, r.VersionID, nil)
+	if err != nil {
+		return credential.Pass{}, fmt.Errorf("the definition result %s was graded under: %w", r.ID, err)
+	}
+	p := credential.Pass{
+		CredentialURL: links.Credential, ResultURL: links.Result, TraceURL: links.Trace,
+		Agent: agent.Name, AgentURL: links.Agent, EvaluationURL: links.Evaluation,
+		EvaluationID: def.ID, Number: def.Number, Name: def.Name, Description: def.Description,
+		Version: r.Version, ContentSHA256: r.ContentSHA256, PassedAt: r.CompletedAt, ExpiresAt: r.ExpiresAt,
+		Criteria: criteria(def),
+	}
+	if r.Score != nil && r.MaxScore != nil && *r.MaxScore > 0 {
+		pct, hundred := *r.Score / *r.MaxScore * 100, 100.0
+		p.Score, p.MaxScore = &pct, &hundred
+		if ps, ok := passingScore(def); ok {
+			p.PassingScore = &ps
+		}
+	}
+	return p, nil
+}
+
+// passingScore is the percentage a definition needs, when it scores.
+func passingScore(def *Definition) (float64, bool) {
+	switch c := def.Config; {
+	case c.Benchmark != nil:
+		return c.Benchmark.PassingScore, true
+	case c.Certification != nil:
+		return c.Certification.PassingScore, true
+	}
+	return 0, false
+}
+
+// criteria says in words how the evaluation is passed.
+func criteria(def *Definition) string {
+	if ps, ok := passingScore(def); ok {
+		return fmt.Sprintf("Score at least %g%% in SIP-%d %s, version %s, as the SIP defines it.", ps, def.Number, def.Name, def.Version)
+	}
+	return fmt.Sprintf("Pass SIP-%d %s, version %s, as the SIP defines it.", def.Number, def.Name, def.Version)
+}
