@@ -51,6 +51,7 @@ func commands() []command {
 		{"new", "write a new SIP from a valid template", runNew},
 		{"index", "write evaluations/README.md, the index of the SIPs", runIndex},
 		{"seal", "seal benchmark answers to a registry's key, or make a key", runSeal},
+		{"verify", "verify an Open Badges credential a registry issued", runVerify},
 		{"policy", "check the approval policy, or explain what it requires of a change", runPolicy},
 		{"serve", "run the HTTP API on the registry", runServe},
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},

@@ -188,3 +188,23 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+func TestDIDWebURL(t *testing.T) {
+	for did, want := range map[string]string{
+		"did:web:registry.example":         "https://registry.example/.well-known/did.json",
+		"did:web:registry.example%3A8443":  "https://registry.example:8443/.well-known/did.json",
+		"did:web:example.org:sip:registry": "https://example.org/sip/registry/did.json",
+		"did:web:127.0.0.1%3A9000":         "http://127.0.0.1:9000/.well-known/did.json",
+		"did:web:localhost":                "http://localhost/.well-known/did.json",
+		"did:web:evil.example%2F..%2Fx":    "",
+		"did:web:example.org:..":           "",
+		"did:key:z6Mk":                     "",
+		"did:web:":                         "",
+		"did:web:user%40evil.example":      "",
+	} {
+		got, err := DIDWebURL(did)
+		if (want == "") != (err != nil) || got != want {
+			t.Errorf("DIDWebURL(%q) = %q, %v; want %q", did, got, err, want)
+		}
+	}
+}

@@ -82,15 +82,8 @@ func TestAnIndependentVerifierAcceptsOurCredentials(t *testing.T) {
 type didResolver map[string]any
 
 func (d didResolver) PublicKey(vm string) (ed25519.PublicKey, error) {
-	methods, _ := d["verificationMethod"].([]any)
-	for _, m := range methods {
-		m, _ := m.(map[string]any)
-		if m["id"] == vm {
-			s, _ := m["publicKeyMultibase"].(string)
-			return DecodeMultikey(s)
-		}
-	}
-	return nil, errors.New("no such key")
+	did, _ := d["id"].(string)
+	return keyIn(d, did, vm)
 }
 
 // TestWeAcceptAnIndependentImplementationsCredentials: a credential that
