@@ -1,12 +1,18 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
@@ -52,6 +58,11 @@ func (s *Server) getCredential(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	index, err := s.evals.CredentialIndex(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	p.Status = credential.Entry(s.statusListURL, index)
 	signed, err := s.issuer.Issue(p)
 	if err != nil {
 		return err
@@ -76,11 +87,106 @@ func (s *Server) verifyCredential(c echo.Context) error {
 	if len(raw) == 0 {
 		return badRequest("credential", "send the credential (JSON) as the request body", "POST the file GET /api/v1/results/{id}/credential gave you.")
 	}
-	r := credential.Verify(raw, s.issuer, s.now())
+	r := credential.Verify(raw, s.issuer, localStatus{s, c.Request().Context()}, s.now())
 	return c.JSON(http.StatusOK, struct {
 		Success bool `json:"success"`
 		credential.Report
 	}{true, r})
+}
+
+// statusListURL is where status list n is published.
+func (s *Server) statusListURL(n int64) string {
+	return s.link("/api/v1/credentials/status/" + credential.Revocation + "/" + strconv.FormatInt(n, 10))
+}
+
+// statusList answers GET /api/v1/credentials/status/revocation/{n}: the
+// signed Bitstring Status List of credentials n·131072 to (n+1)·131072−1,
+// read fresh on every request (a revocation shows at once).
+func (s *Server) statusList(c echo.Context) error {
+	if s.issuer == nil {
+		return noIssuer()
+	}
+	n, err := strconv.ParseInt(c.Param("n"), 10, 64)
+	if err != nil || n < 0 || n > 1<<20 {
+		return notFound("no such status list", "Status lists are numbered from 0.")
+	}
+	raw, err := s.signedStatusList(c.Request().Context(), n)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.JSONBlob(http.StatusOK, raw)
+}
+
+// signedStatusList builds and signs status list n, dated now.
+func (s *Server) signedStatusList(ctx context.Context, n int64) ([]byte, error) {
+	revoked, err := s.evals.RevokedIndexes(ctx, n*credential.ListSize, (n+1)*credential.ListSize)
+	if err != nil {
+		return nil, err
+	}
+	for i := range revoked {
+		revoked[i] -= n * credential.ListSize
+	}
+	list, err := s.issuer.StatusList(s.statusListURL(n), revoked, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(list)
+}
+
+// localStatus reads this registry's own status lists without HTTP.
+type localStatus struct {
+	s   *Server
+	ctx context.Context
+}
+
+func (l localStatus) StatusList(u string) ([]byte, error) {
+	prefix := l.s.statusListURL(0)
+	prefix = prefix[:len(prefix)-1]
+	n, err := strconv.ParseInt(strings.TrimPrefix(u, prefix), 10, 64)
+	if !strings.HasPrefix(u, prefix) || err != nil || n < 0 {
+		return nil, fmt.Errorf("%s is not a status list of this registry", u)
+	}
+	return l.s.signedStatusList(l.ctx, n)
+}
+
+// revokeResult answers POST /api/v1/results/{id}/revoke: an agent
+// revokes one of its own results. It no longer counts as a pass, and its
+// credential reads as revoked in the status list.
+func (s *Server) revokeResult(c echo.Context, a *registry.Agent) error {
+	ctx := c.Request().Context()
+	r, err := s.evals.Result(ctx, c.Param("id"))
+	if errors.Is(err, registry.ErrNotFound) || (err == nil && r.AgentID != a.ID) {
+		return notFound("no such result of yours", "An agent revokes only its own results.")
+	}
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Reason string `json:"reason"`
+	}
+	if c.Request().ContentLength != 0 {
+		if err := bind(c, &req); err != nil {
+			return err
+		}
+	}
+	if len(req.Reason) > 500 {
+		return badRequest("reason", "reason is at most 500 characters", "Say briefly why.")
+	}
+	reason := "revoked by its agent"
+	if req.Reason != "" {
+		reason += ": " + req.Reason
+	}
+	if err := s.evals.RevokeResult(ctx, r.ID, reason, s.now()); err != nil {
+		return err
+	}
+	if r, err = s.evals.Result(ctx, r.ID); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, struct {
+		Success bool       `json:"success"`
+		Result  resultView `json:"result"`
+	}{true, toResult(r)})
 }
 
 // link is an absolute URL of the registry.

@@ -68,7 +68,8 @@ func TestCredentialOfAPass(t *testing.T) {
 				t.Fatalf("credential: %d", code)
 			}
 			raw, _ := json.Marshal(cred)
-			if r := credential.Verify(raw, iss, w.clock.Now()); !r.Verified {
+			lists := statusVia{w, base}
+			if r := credential.Verify(raw, iss, lists, w.clock.Now()); !r.Verified {
 				t.Fatalf("the credential does not verify: %+v", r.Checks)
 			}
 			subject := cred["credentialSubject"].(map[string]any)
@@ -101,11 +102,36 @@ func TestCredentialOfAPass(t *testing.T) {
 				t.Errorf("did.json: %d %v", resp.StatusCode, did["id"])
 			}
 
-			// A failure has no credential.
+			// The agent revokes it: the status list says so at once, to this
+			// registry and to anyone who reads the list.
+			var revoked struct {
+				Result struct {
+					RevokedAt     string `json:"revoked_at"`
+					RevokedReason string `json:"revoked_reason"`
+				} `json:"result"`
+			}
+			if code := ada.call("POST", "/api/v1/results/"+pass.Result.ID+"/revoke", `{"reason":"my key leaked"}`, &revoked); code != 200 ||
+				revoked.Result.RevokedReason != "revoked by its agent: my key leaked" {
+				t.Fatalf("revoke: %d %+v", code, revoked)
+			}
+			if r := credential.Verify(raw, iss, lists, w.clock.Now()); r.Verified || r.Failed() != "status" {
+				t.Errorf("a revoked credential: %+v", r.Checks)
+			}
+			if w.Do("POST", "/api/v1/credentials/verify", bytes.NewReader(raw), jsonHeader, &v); v.Verified || v.failed() != "status" {
+				t.Errorf("verify a revoked credential: %+v", v)
+			}
+			if code := ada.call("POST", "/api/v1/evaluations/needs-poaw/register", "", nil); code != 403 && code != 409 && code != 422 {
+				t.Errorf("a revoked pass still satisfies a prerequisite: %d", code)
+			}
+
+			// A failure has no credential, and nobody revokes another's result.
 			bob := w.agent("bob-cred")
 			fail := bob.poaw(t, true)
 			if code := bob.call("GET", "/api/v1/results/"+fail.Result.ID+"/credential", "", nil); code != 404 {
 				t.Errorf("the credential of a failure: %d", code)
+			}
+			if code := bob.call("POST", "/api/v1/results/"+pass.Result.ID+"/revoke", "", nil); code != 404 {
+				t.Errorf("another agent revokes a result: %d", code)
 			}
 
 			// A private agent's credential is its own.
@@ -120,6 +146,18 @@ func TestCredentialOfAPass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// statusVia reads status lists from the test server.
+type statusVia struct {
+	w    *world
+	base string
+}
+
+func (s statusVia) StatusList(u string) ([]byte, error) {
+	resp := s.w.Do("GET", strings.TrimPrefix(u, s.base), nil, nil, nil)
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
 }
 
 func TestNoIssuerNoCredentials(t *testing.T) {

@@ -19,6 +19,9 @@ type resultReader interface {
 	Passes(ctx context.Context, agentID string, now time.Time) ([]*evaluation.Result, error)
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 	PassCounts(ctx context.Context) (map[string]int, error)
+	CredentialIndex(ctx context.Context, resultID string) (int64, error)
+	RevokeResult(ctx context.Context, resultID, reason string, at time.Time) error
+	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
 }
 
 // canRun reports whether this server runs e's handler. Evaluations run by

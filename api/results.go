@@ -25,6 +25,8 @@ type resultView struct {
 	ContentSHA256     string   `json:"content_sha256"`
 	CompletedAt       string   `json:"completed_at"`
 	ExpiresAt         *string  `json:"expires_at"`
+	RevokedAt         *string  `json:"revoked_at,omitempty"`
+	RevokedReason     string   `json:"revoked_reason,omitempty"`
 }
 
 func toResult(r *evaluation.Result) resultView {
@@ -34,6 +36,10 @@ func toResult(r *evaluation.Result) resultView {
 	if !r.ExpiresAt.IsZero() {
 		t := timestamp(r.ExpiresAt)
 		v.ExpiresAt = &t
+	}
+	if !r.RevokedAt.IsZero() {
+		t := timestamp(r.RevokedAt)
+		v.RevokedAt, v.RevokedReason = &t, r.RevokedReason
 	}
 	return v
 }

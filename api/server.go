@@ -210,6 +210,8 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/results/:id/credential", s.getCredential)
 		e.POST("/api/v1/credentials/verify", verifications.limited(s.verifyCredential))
 		e.GET("/.well-known/did.json", s.didDocument)
+		e.GET("/api/v1/credentials/status/revocation/:n", s.statusList)
+		e.POST("/api/v1/results/:id/revoke", s.withAgent(s.revokeResult))
 	}
 	if s.agents != nil && s.evals != nil {
 		e.GET("/", s.home)

@@ -56,6 +56,7 @@ func commands() []command {
 		{"serve", "run the HTTP API on the registry", runServe},
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
 		{"migrate", "apply the registry's schema migrations", runMigrate},
+		{"results", "revoke a result (maintainers)", runResults},
 		{"traces", "export the execution records of graded attempts as JSON Lines", runTraces},
 		{"version", "print the version", func(_ context.Context, e env, _ []string) int {
 			fmt.Fprintln(e.stdout, "sip", version)

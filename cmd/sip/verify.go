@@ -42,7 +42,7 @@ func runVerify(ctx context.Context, e env, args []string) int {
 		return exitNoInput
 	}
 	resolver := &credential.WebResolver{Client: &http.Client{Timeout: 10 * time.Second}}
-	r := credential.Verify(raw, resolver, time.Now())
+	r := credential.Verify(raw, resolver, &credential.WebStatus{Client: resolver.Client}, time.Now())
 	if *format == "json" {
 		b, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))

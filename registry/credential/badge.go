@@ -22,6 +22,10 @@ type Pass struct {
 	Version       string
 	ContentSHA256 string
 
+	// Status is the credential's entry in the issuer's status list
+	// (Entry); without one the credential cannot be revoked.
+	Status map[string]any
+
 	Score, MaxScore, PassingScore *float64
 	PassedAt                      time.Time
 	ExpiresAt                     time.Time // zero: the pass does not expire
@@ -80,6 +84,9 @@ func (i *Issuer) Badge(p Pass) map[string]any {
 	}
 	if !p.ExpiresAt.IsZero() {
 		c["validUntil"] = p.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	if p.Status != nil {
+		c["credentialStatus"] = p.Status
 	}
 	return c
 }

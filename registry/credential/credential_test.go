@@ -71,7 +71,7 @@ func TestIssueIsDeterministicAndVerifies(t *testing.T) {
 	if string(a) != string(b) {
 		t.Error("the same pass gave two credentials")
 	}
-	r := Verify(a, i, passedAt.Add(time.Hour))
+	r := Verify(a, i, nil, passedAt.Add(time.Hour))
 	if !r.Verified {
 		t.Fatalf("our own credential does not verify: %+v", r)
 	}
@@ -122,7 +122,7 @@ func TestVerifyNamesTheCheckThatFails(t *testing.T) {
 		{"oversized", append(good[:len(good)-1], []byte(`,"x":"`+strings.Repeat("a", MaxSize)+`"}`)...), passedAt, "format"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Verify(tc.raw, i, tc.at)
+			r := Verify(tc.raw, i, nil, tc.at)
 			if r.Verified || r.Failed() != tc.want {
 				t.Errorf("verified %v, failed %q, want %q: %+v", r.Verified, r.Failed(), tc.want, r.Checks)
 			}
@@ -135,7 +135,7 @@ func TestVerifyNamesTheCheckThatFails(t *testing.T) {
 func TestRotatedKeysStillVerify(t *testing.T) {
 	old := issued(t, testIssuer(t, 1))
 	rotated := testIssuer(t, 1, 2)
-	if r := Verify(old, rotated, passedAt); !r.Verified {
+	if r := Verify(old, rotated, nil, passedAt); !r.Verified {
 		t.Errorf("an old credential fails after rotation: %+v", r.Checks)
 	}
 	if vm := rotated.Signer().VerificationMethod; !strings.HasSuffix(vm, rotated.Keys[1].ID) {
@@ -183,7 +183,7 @@ func BenchmarkVerify(b *testing.B) {
 	i := testIssuer(b, 1)
 	raw := issued(b, i)
 	for b.Loop() {
-		if r := Verify(raw, i, passedAt); !r.Verified {
+		if r := Verify(raw, i, nil, passedAt); !r.Verified {
 			b.Fatal(r.Checks)
 		}
 	}

@@ -158,3 +158,32 @@ func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// WebStatus fetches status list credentials over HTTP(S).
+type WebStatus struct {
+	Client *http.Client
+}
+
+// maxStatusList bounds a fetched status list credential.
+const maxStatusList = 1 << 20
+
+// StatusList fetches a status list credential.
+func (w *WebStatus) StatusList(u string) ([]byte, error) {
+	client := w.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", u, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusList+1))
+	if err != nil || len(body) > maxStatusList {
+		return nil, fmt.Errorf("%s cannot be read (or exceeds %d bytes)", u, maxStatusList)
+	}
+	return body, nil
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -100,13 +101,68 @@ func TestWeAcceptAnIndependentImplementationsCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(out.Credential)
-	r := Verify(raw, didResolver(out.DIDDocument), passedAt.Add(time.Hour))
+	r := Verify(raw, didResolver(out.DIDDocument), nil, passedAt.Add(time.Hour))
 	if !r.Verified || r.Issuer != "did:web:other.example" {
 		t.Fatalf("we refuse the vc library's credential: %+v", r)
 	}
 	out.Credential["name"] = "Something else"
 	raw, _ = json.Marshal(out.Credential)
-	if r := Verify(raw, didResolver(out.DIDDocument), passedAt.Add(time.Hour)); r.Verified || r.Failed() != "signature" {
+	if r := Verify(raw, didResolver(out.DIDDocument), nil, passedAt.Add(time.Hour)); r.Verified || r.Failed() != "signature" {
 		t.Errorf("we accept the vc library's credential changed: %+v", r.Checks)
 	}
+}
+
+// TestAnIndependentVerifierSeesRevocation: the same library, with Digital
+// Bazaar's Bitstring Status List checker, reads our status list: the
+// credential verifies while its bit is clear, and not once it is set.
+func TestAnIndependentVerifierSeesRevocation(t *testing.T) {
+	dir := interopDir(t)
+	i := testIssuer(t, 1)
+	listURL := func(n int64) string {
+		return "https://registry.example:8443/api/v1/credentials/status/revocation/" + strconv.FormatInt(n, 10)
+	}
+	p := testPass()
+	p.Status = Entry(listURL, 5)
+	c, err := i.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, did := writeJSON(t, c), writeJSON(t, i.DIDDocument())
+	for _, tc := range []struct {
+		name    string
+		revoked []int64
+		want    bool
+	}{
+		{"not revoked", []int64{4, 6}, true},
+		{"revoked", []int64{5}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list, err := i.StatusList(listURL(0), tc.revoked, passedAt.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v jsVerdict
+			json.Unmarshal(node(t, dir, "verify.mjs", cred, did, writeJSON(t, list)), &v)
+			if v.Verified != tc.want {
+				t.Errorf("the vc library says verified=%v (%s), want %v", v.Verified, v.Error, tc.want)
+			}
+			// Our verifier agrees.
+			raw, _ := json.Marshal(c)
+			lr, _ := json.Marshal(list)
+			r := Verify(raw, i, listSource{listURL(0): lr}, passedAt.Add(2*time.Hour))
+			if r.Verified != tc.want || (!tc.want && r.Failed() != "status") {
+				t.Errorf("our verifier: %+v", r.Checks)
+			}
+		})
+	}
+}
+
+// listSource serves status lists from memory.
+type listSource map[string][]byte
+
+func (l listSource) StatusList(u string) ([]byte, error) {
+	if b, ok := l[u]; ok {
+		return b, nil
+	}
+	return nil, errors.New("no such list")
 }

@@ -49,9 +49,11 @@ const MaxSize = 256 << 10
 // Verify checks a credential (JSON) in order: its format (an
 // OpenBadgeCredential in the contexts this package knows), that the key
 // that signed it is the issuer's, the signature over the whole
-// credential, and its validity window at now. Every check is reported;
+// credential, its validity window at now, and its status in the issuer's
+// Bitstring Status List (fetched through status, from the issuer's site
+// only; a list that cannot be fetched fails the check). Every check is reported;
 // later checks that depend on a failed one are not run.
-func Verify(raw []byte, keys KeyResolver, now time.Time) Report {
+func Verify(raw []byte, keys KeyResolver, status StatusSource, now time.Time) Report {
 	var r Report
 	add := func(name string, err error, ok string) bool {
 		c := Check{Name: name, OK: err == nil, Detail: ok}
@@ -102,6 +104,8 @@ func Verify(raw []byte, keys KeyResolver, now time.Time) Report {
 	}
 	add("signature", nil, "the "+Cryptosuite+" proof matches the credential and the issuer's key "+vm)
 	add("validity", validity(doc, now), "valid at "+now.UTC().Format(time.RFC3339))
+	detail, err := checkStatus(doc, r.Issuer, keys, status, now)
+	add("status", err, detail)
 	r.Verified = r.Failed() == ""
 	return r
 }

@@ -142,6 +142,11 @@ type Result struct {
 	// means never.
 	ExpiresAt time.Time
 	Trace     Trace
+	// RevokedAt, when set, is when the result was revoked (by the
+	// registry's maintainers, or by its agent): it no longer counts as a
+	// pass, and its credential is marked revoked in the status list.
+	RevokedAt     time.Time
+	RevokedReason string
 }
 
 // EndedAs is the result's outcome (passed or failed for a result stored
@@ -273,6 +278,18 @@ type EvaluationStore interface {
 	// PassCounts counts, for each evaluation id, the agents that passed it
 	// at least once.
 	PassCounts(ctx context.Context) (map[string]int, error)
+	// CredentialIndex is the index of a result's credential in the
+	// revocation status list: given on first use, the same ever after,
+	// distinct for every result. Returns registry.ErrNotFound.
+	CredentialIndex(ctx context.Context, resultID string) (int64, error)
+	// RevokeResult revokes a result (idempotent: the first reason and
+	// time stay). A revoked result is no pass (Passes, points, pass
+	// counts) and its credential's status bit is set. Returns
+	// registry.ErrNotFound.
+	RevokeResult(ctx context.Context, resultID, reason string, at time.Time) error
+	// RevokedIndexes lists the status-list indexes in [from, to) of the
+	// credentials of revoked results, ascending.
+	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
 }
 
 // PageResults trims a listing fetched with limit+1 rows to limit and returns

@@ -237,14 +237,14 @@ func orEmpty(m map[string]any) map[string]any {
 }
 
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
-	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome`
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome, r.revoked_at, r.revoked_reason`
 
 func scanResult(row pgx.Row) (*evaluation.Result, error) {
 	var r evaluation.Result
 	var details, trace []byte
-	var expires *time.Time
+	var expires, revoked *time.Time
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
-		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires, &r.Outcome); err != nil {
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires, &r.Outcome, &revoked, &r.RevokedReason); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(details, &r.Details); err != nil {
@@ -256,6 +256,9 @@ func scanResult(row pgx.Row) (*evaluation.Result, error) {
 	r.CompletedAt = r.CompletedAt.UTC()
 	if expires != nil {
 		r.ExpiresAt = expires.UTC()
+	}
+	if revoked != nil {
+		r.RevokedAt = revoked.UTC()
 	}
 	return &r, nil
 }
@@ -285,7 +288,7 @@ func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*ev
 		where = append(where, "r.version = "+arg(f.Version))
 	}
 	if f.PassedOnly {
-		where = append(where, "r.passed")
+		where = append(where, "r.passed AND r.revoked_at IS NULL")
 	}
 	if f.Cursor != "" {
 		at, id, err := registry.DecodeCursor(f.Cursor)
@@ -310,7 +313,7 @@ func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []
 	defer wrap(&err, "Passes")
 	rows, err := s.pool.Query(ctx, "SELECT "+resultColumns+` FROM (
 			SELECT DISTINCT ON (evaluation_id) * FROM results
-			WHERE agent_id = $1 AND passed AND (expires_at IS NULL OR expires_at > $2)
+			WHERE agent_id = $1 AND passed AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
 			ORDER BY evaluation_id, completed_at DESC, id DESC) r
 		ORDER BY r.completed_at DESC, r.id DESC`, agentID, now)
 	return collect(rows, err, scanResult)
@@ -327,7 +330,7 @@ func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*evaluat
 func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err error) {
 	defer wrap(&err, "AgentPoints")
 	var p float64
-	err = s.pool.QueryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = $1", agentID).Scan(&p)
+	err = s.pool.QueryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = $1 AND revoked_at IS NULL", agentID).Scan(&p)
 	return p, err
 }
 
@@ -335,7 +338,7 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
 	rows, err := s.pool.Query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
-		WHERE r.passed AND a.results_public GROUP BY r.evaluation_id`)
+		WHERE r.passed AND r.revoked_at IS NULL AND a.results_public GROUP BY r.evaluation_id`)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"VersionIsPinned", testVersionPinned},
 		{"ResultPagesAndPrivacy", testResultPages},
 		{"PassesCountedAndNamed", testPassCounts},
+		{"RevokedResultsAndTheirIndexes", testRevocation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -461,5 +462,73 @@ func testDeadlines(t *testing.T, s FullStore) {
 	}
 	if _, err := s.StartAttempt(ctx, "reg_none", t0, time.Time{}); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("starting an unknown attempt: %v, want ErrNotFound", err)
+	}
+}
+
+// testRevocation: each result's credential gets one index, distinct and
+// stable, even when asked for at once; a revoked result keeps its first
+// reason, stops counting as a pass and for points, and its index is
+// listed as revoked.
+func testRevocation(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, alpha := evalFixture(t, s)
+	var ids []string
+	for i := range 3 {
+		r, _, _ := s.Register(ctx, newRegistration(t, agent, alpha, 10+i))
+		res, err := s.RecordResult(ctx, result(r, true, t0.Add(time.Duration(i+1)*time.Minute)), 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	indexes := make([]int64, len(ids))
+	var wg sync.WaitGroup
+	for range 4 {
+		for i, id := range ids {
+			wg.Go(func() {
+				n, err := s.CredentialIndex(ctx, id)
+				if err != nil {
+					t.Error(err)
+				}
+				indexes[i] = n
+			})
+		}
+	}
+	wg.Wait()
+	for i, id := range ids {
+		if n, err := s.CredentialIndex(ctx, id); err != nil || n != indexes[i] {
+			t.Errorf("index of %s moved: %d then %d (%v)", id, indexes[i], n, err)
+		}
+	}
+	if indexes[0] == indexes[1] || indexes[1] == indexes[2] || indexes[0] == indexes[2] {
+		t.Errorf("indexes are not distinct: %v", indexes)
+	}
+	if _, err := s.CredentialIndex(ctx, "res_nope"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("index of no result: %v", err)
+	}
+	newest := ids[2]
+	if err := s.RevokeResult(ctx, newest, "the proctor colluded", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeResult(ctx, newest, "again", t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Result(ctx, newest)
+	if err != nil || got.RevokedReason != "the proctor colluded" || !got.RevokedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("revoked result %+v, %v", got, err)
+	}
+	if err := s.RevokeResult(ctx, "res_nope", "x", t0); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("revoking no result: %v", err)
+	}
+	revoked, err := s.RevokedIndexes(ctx, 0, 1<<40)
+	if err != nil || len(revoked) != 1 || revoked[0] != indexes[2] {
+		t.Errorf("revoked indexes %v, %v; want [%d]", revoked, err, indexes[2])
+	}
+	passes, err := s.Passes(ctx, agent.ID, t0.Add(time.Hour))
+	if err != nil || len(passes) != 1 || passes[0].ID == newest {
+		t.Errorf("a revoked pass still counts: %+v, %v", passes, err)
+	}
+	if p, err := s.AgentPoints(ctx, agent.ID); err != nil || p != 5 {
+		t.Errorf("points %v, %v", p, err)
 	}
 }

@@ -231,14 +231,14 @@ func orEmpty(m map[string]any) map[string]any {
 }
 
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
-	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome`
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome, r.revoked_at, r.revoked_reason`
 
 func scanResult(row scanner) (*evaluation.Result, error) {
 	var r evaluation.Result
 	var details, trace, completed, outcome string
-	var expires sql.NullString
+	var expires, revoked sql.NullString
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
-		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires, &outcome); err != nil {
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires, &outcome, &revoked, &r.RevokedReason); err != nil {
 		return nil, err
 	}
 	r.Outcome = evaluation.Outcome(outcome)
@@ -252,7 +252,10 @@ func scanResult(row scanner) (*evaluation.Result, error) {
 	if r.CompletedAt, err = parseTime(completed); err != nil {
 		return nil, err
 	}
-	r.ExpiresAt, err = parseTime(expires.String)
+	if r.ExpiresAt, err = parseTime(expires.String); err != nil {
+		return nil, err
+	}
+	r.RevokedAt, err = parseTime(revoked.String)
 	return &r, err
 }
 
@@ -277,7 +280,7 @@ func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*ev
 		where, args = append(where, "r.version = ?"), append(args, f.Version)
 	}
 	if f.PassedOnly {
-		where = append(where, "r.passed = 1")
+		where = append(where, "r.passed = 1 AND r.revoked_at IS NULL")
 	}
 	if f.Cursor != "" {
 		at, id, err := registry.DecodeCursor(f.Cursor)
@@ -301,7 +304,7 @@ func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*ev
 func (s *Store) Passes(ctx context.Context, agentID string, now time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "Passes")
 	rows, err := s.query(ctx, "SELECT "+resultColumns+` FROM results r WHERE r.id IN (
-			SELECT (SELECT r2.id FROM results r2 WHERE r2.agent_id = e.agent_id AND r2.evaluation_id = e.evaluation_id AND r2.passed = 1
+			SELECT (SELECT r2.id FROM results r2 WHERE r2.agent_id = e.agent_id AND r2.evaluation_id = e.evaluation_id AND r2.passed = 1 AND r2.revoked_at IS NULL
 				AND (r2.expires_at IS NULL OR r2.expires_at > ?) ORDER BY r2.completed_at DESC, r2.id DESC LIMIT 1)
 			FROM (SELECT DISTINCT agent_id, evaluation_id FROM results WHERE agent_id = ? AND passed = 1) e)
 		ORDER BY r.completed_at DESC, r.id DESC`, formatTime(now), agentID)
@@ -319,7 +322,7 @@ func (s *Store) ResultsSince(ctx context.Context, since time.Time) (_ []*evaluat
 func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err error) {
 	defer wrap(&err, "AgentPoints")
 	var p float64
-	err = s.queryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = ?", agentID).Scan(&p)
+	err = s.queryRow(ctx, "SELECT COALESCE(SUM(points_earned), 0) FROM results WHERE agent_id = ? AND revoked_at IS NULL", agentID).Scan(&p)
 	return p, err
 }
 
@@ -327,7 +330,7 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
 	rows, err := s.query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
-		WHERE r.passed = 1 AND a.results_public = 1 GROUP BY r.evaluation_id`)
+		WHERE r.passed = 1 AND r.revoked_at IS NULL AND a.results_public = 1 GROUP BY r.evaluation_id`)
 	type count struct {
 		id string
 		n  int

@@ -11,9 +11,10 @@ for (const m of [credentials, dataIntegrity, multikey, openBadges, didContext]) 
   for (const [url, doc] of (m.contexts || m.default?.contexts || [])) contexts.set(url, doc);
 }
 
-export function loader(didDocument) {
+export function loader(didDocument, statusList) {
   return async (url) => {
     if (contexts.has(url)) return {contextUrl: null, document: contexts.get(url), documentUrl: url};
+    if (statusList && url === statusList.id) return {contextUrl: null, document: statusList, documentUrl: url};
     const [base] = url.split('#');
     if (didDocument && base === didDocument.id) {
       if (base === url) return {contextUrl: null, document: didDocument, documentUrl: url};
