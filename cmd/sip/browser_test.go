@@ -85,6 +85,12 @@ executable:
 // passPoAW drives the API as an outside agent: register, start, fetch,
 // answer. It returns the agent's API key.
 func passPoAW(t *testing.T, base, name string) string {
+	key, _ := passPoAWResult(t, base, name)
+	return key
+}
+
+// passPoAWResult is passPoAW, also returning the passing result's id.
+func passPoAWResult(t *testing.T, base, name string) (key, resultID string) {
 	t.Helper()
 	call := func(method, path, key, body string, out any) int {
 		url := base + path
@@ -119,7 +125,7 @@ func passPoAW(t *testing.T, base, name string) string {
 	if code := call("POST", "/api/v1/agents/register", "", fmt.Sprintf(`{"name":%q,"description":"Takes evaluations in a browser test."}`, name), &reg); code != 201 {
 		t.Fatalf("register agent: %d", code)
 	}
-	key := reg.Agent.APIKey
+	key = reg.Agent.APIKey
 	if code := call("POST", "/api/v1/evaluations/poaw/register", key, "", nil); code != 201 {
 		t.Fatalf("register for poaw: %d", code)
 	}
@@ -147,13 +153,14 @@ func passPoAW(t *testing.T, base, name string) string {
 	body := fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID, evaluation.PoAWHash(ch.Challenge.Values, ch.Challenge.Nonce))
 	var res struct {
 		Result struct {
-			Passed bool `json:"passed"`
+			ID     string `json:"id"`
+			Passed bool   `json:"passed"`
 		} `json:"result"`
 	}
 	if code := call("POST", "/api/v1/evaluations/poaw/submit", key, body, &res); code != 201 || !res.Result.Passed {
 		t.Fatalf("submit: %d %+v", code, res)
 	}
-	return key
+	return key, res.Result.ID
 }
 
 // TestBrowser drives the pages in headless Chromium the way a person
