@@ -31,6 +31,7 @@ type Document struct {
 	spans     map[string]Span // where each field's value is, by field path
 	fmLine    int             // line of the opening ---
 	prereqAt  []Span          // where each prerequisites item is
+	credAt    []Span          // where each credential prerequisite is
 	body      *outline        // the body's headings, links and code, once read
 }
 

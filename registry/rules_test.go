@@ -27,6 +27,7 @@ type example struct {
 	claimed map[int]string
 	key     *seal.Key // the registry's sealing key, when the rule needs it
 	users   map[string]bool
+	trusted []string // the policy's trusted_issuers, when the example has them
 }
 
 func loadExample(t *testing.T, rule string) example {
@@ -45,6 +46,8 @@ func loadExample(t *testing.T, rule string) example {
 				t.Fatalf("rule %s: %v", rule, err)
 			}
 			ex.key = k
+		case f.Name == "trusted-issuers":
+			ex.trusted = strings.Fields(string(data))
 		case f.Name == "github-users":
 			ex.users = map[string]bool{}
 			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
@@ -100,7 +103,7 @@ func (ex example) fixed() map[string][]byte {
 // validate checks files with what the example gives the engine: a base,
 // claimed numbers, a sealing key, GitHub users.
 func (ex example) validate(files map[string][]byte) []registry.Problem {
-	opts := registry.Options{Claimed: ex.claimed, Dir: registry.DefaultDir, Users: ex.users}
+	opts := registry.Options{Claimed: ex.claimed, Dir: registry.DefaultDir, Users: ex.users, TrustedIssuers: ex.trusted}
 	opts.Body.Exists = func(p string) (exists, known bool) { _, ok := files[p]; return ok, true }
 	if ex.key != nil {
 		opts.Key = ex.key

@@ -134,6 +134,13 @@ func (d *decoder) decodeSIP(rootNode *yaml.Node, doc *Document) *SIP {
 	if v := o.get("prerequisites"); v != nil {
 		if items, ok := d.list(v, top("prerequisites"), 1); ok {
 			for i, item := range items {
+				if item.Kind == yaml.MappingNode {
+					if c, ok := d.credentialPrerequisite(item, top("prerequisites").item(i)); ok {
+						s.CredentialPrerequisites = append(s.CredentialPrerequisites, c)
+						doc.credAt = append(doc.credAt, d.span(item))
+					}
+					continue
+				}
 				str, ok := d.str(item, top("prerequisites").item(i))
 				if !ok {
 					continue

@@ -61,6 +61,9 @@ type SIP struct {
 	Type          Type      `json:"type"`
 	Status        Status    `json:"status"`
 	Prerequisites []string  `json:"prerequisites"`
+	// CredentialPrerequisites are prerequisites met by another registry's
+	// credential, written in prerequisites as {credential: {…}}.
+	CredentialPrerequisites []CredentialPrerequisite `json:"credential_prerequisites,omitempty"`
 	Author        string    `json:"author"`
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`

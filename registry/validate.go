@@ -35,6 +35,10 @@ type Options struct {
 	// Body configures the body rules (sections per type, which files
 	// exist for links).
 	Body BodyOptions
+	// TrustedIssuers, when not nil, are the credential issuers the
+	// repository's policy trusts (`trusted_issuers`): a credential
+	// prerequisite naming another is an error (credential-issuer-untrusted).
+	TrustedIssuers []string
 	// Severity overrides rules' severities (a repository's `rules` in
 	// its policy file, or `sip validate --config`): error, warning, or off
 	// to drop the rule's problems.
@@ -77,6 +81,7 @@ func Validate(docs []*Document, opts Options) []Problem {
 	}
 	for _, d := range docs {
 		out = append(out, authorProblems(d, opts.Users)...)
+		out = append(out, untrustedIssuers(d, opts.TrustedIssuers)...)
 		out = append(out, bodyProblems(d, byPath, opts.Body)...)
 	}
 	if opts.Key != nil {

@@ -13,7 +13,7 @@ import (
 
 // keys are every key the policy language has, for "did you mean".
 var keys = []string{"maintainers", "admins", "required_approvals", "aliases", "modules", "authors_approve",
-	"transitions", "ignore_update_merges", "rules", "sections", "users", "teams", "owners", "from", "to", "approvals", "by"}
+	"transitions", "ignore_update_merges", "rules", "sections", "trusted_issuers", "users", "teams", "owners", "from", "to", "approvals", "by"}
 
 func suggestKey(k string) string { return registry.Suggest(k, keys) }
 
@@ -131,6 +131,11 @@ func (p *Policy) check() []LineError {
 		}
 		if !slices.Contains(severities, p.Rules[id]) {
 			add(p.line("rules", id), "rules: %s: %q is not a severity (error, warning, off)", id, p.Rules[id])
+		}
+	}
+	for i, iss := range p.TrustedIssuers {
+		if !strings.HasPrefix(iss, "did:web:") || len(iss) == len("did:web:") {
+			add(p.line("trusted_issuers", i), "trusted_issuers: %q is not a did:web identifier", iss)
 		}
 	}
 	for _, t := range mapKeys(p.Sections) {

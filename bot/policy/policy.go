@@ -110,6 +110,9 @@ type Policy struct {
 	IgnoreUpdateMerges bool `yaml:"ignore_update_merges"`
 	// Rules sets the severity of validation rules: error, warning or off.
 	Rules map[string]string `yaml:"rules"`
+	// TrustedIssuers are the did:web issuers whose credentials SIPs may
+	// accept as prerequisites (credential-issuer-untrusted).
+	TrustedIssuers []string `yaml:"trusted_issuers"`
 	// Sections lists the level-2 headings a SIP body of a type must have
 	// (body-sections); a type not listed keeps the defaults.
 	Sections map[string][]string `yaml:"sections"`
@@ -226,6 +229,7 @@ func (p *Policy) Apply(opts *registry.Options) {
 	if len(p.Rules) > 0 {
 		opts.Severity = p.Rules
 	}
+	opts.TrustedIssuers = append([]string{}, p.TrustedIssuers...)
 	if len(p.Sections) > 0 {
 		opts.Body.Sections = make(map[registry.Type][]string, len(p.Sections))
 		for t, s := range p.Sections {
