@@ -54,25 +54,25 @@ func (s Status) CanBecome(next Status) bool {
 // form. Fields a document got wrong keep their zero value; the problems
 // that say why are reported beside it.
 type SIP struct {
-	Number        int       `json:"sip"`
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	Module        string    `json:"module"`
-	Type          Type      `json:"type"`
-	Status        Status    `json:"status"`
-	Prerequisites []string  `json:"prerequisites"`
+	Number        int      `json:"sip"`
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	Module        string   `json:"module"`
+	Type          Type     `json:"type"`
+	Status        Status   `json:"status"`
+	Prerequisites []string `json:"prerequisites"`
 	// CredentialPrerequisites are prerequisites met by another registry's
 	// credential, written in prerequisites as {credential: {…}}.
 	CredentialPrerequisites []CredentialPrerequisite `json:"credential_prerequisites,omitempty"`
-	Author        string    `json:"author"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
-	Version       string    `json:"version"`
-	Points        float64   `json:"points"`
-	AdaptedFrom   string    `json:"adapted_from,omitempty"`
-	Handler       string    `json:"handler,omitempty"`
-	ScriptPath    string    `json:"script_path,omitempty"`
-	Config        Config    `json:"config"`
+	Author                  string                   `json:"author"`
+	CreatedAt               time.Time                `json:"created_at"`
+	UpdatedAt               time.Time                `json:"updated_at"`
+	Version                 string                   `json:"version"`
+	Points                  float64                  `json:"points"`
+	AdaptedFrom             string                   `json:"adapted_from,omitempty"`
+	Handler                 string                   `json:"handler,omitempty"`
+	ScriptPath              string                   `json:"script_path,omitempty"`
+	Config                  Config                   `json:"config"`
 	// Description is the first paragraph of the body, for listings.
 	Description string `json:"description"`
 }
