@@ -22,6 +22,7 @@ type resultReader interface {
 	CredentialIndex(ctx context.Context, resultID string) (int64, error)
 	RevokeResult(ctx context.Context, resultID, reason string, at time.Time) error
 	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
+	PutExternalCredential(ctx context.Context, c *evaluation.ExternalCredential) error
 }
 
 // canRun reports whether this server runs e's handler. Evaluations run by

@@ -144,6 +144,7 @@ func NewServer(cfg Config) *Server {
 		if cfg.SealingKey != nil { // a nil *seal.Key is not a nil Opener
 			ec.Key = cfg.SealingKey
 		}
+		ec.Credentials = s.credentialChecker()
 		s.runtime = evaluation.New(ec)
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
@@ -212,6 +213,8 @@ func NewServer(cfg Config) *Server {
 		e.GET("/.well-known/did.json", s.didDocument)
 		e.GET("/api/v1/credentials/status/revocation/:n", s.statusList)
 		e.POST("/api/v1/results/:id/revoke", s.withAgent(s.revokeResult))
+		e.POST("/api/v1/agents/me/attestations", s.withAgent(s.attest))
+		e.POST("/api/v1/agents/me/credentials", verifications.limited(s.withAgent(s.presentCredential)))
 	}
 	if s.agents != nil && s.evals != nil {
 		e.GET("/", s.home)

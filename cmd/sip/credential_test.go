@@ -84,7 +84,7 @@ func TestPassCredentialRevokedEndToEnd(t *testing.T) {
 		!strings.Contains(out, "revoked by the registry's maintainers: its proctor colluded") {
 		t.Fatalf("sip results revoke: exit %d\n%s%s", code, out, errOut)
 	}
-	if ok, why := independent(); ok || !strings.Contains(why, "revoked") {
+	if ok, why := independent(); dir != "" && (ok || !strings.Contains(why, "revoked")) {
 		t.Errorf("the vc library does not see the revocation: verified=%v %s", ok, why)
 	}
 	if code, out, _ := runSip(t, "verify", credFile); code != exitData || !strings.Contains(out, "FAIL status") {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DIDWebURL is where a did:web identifier's document is: https, the host
@@ -62,8 +63,17 @@ type WebResolver struct {
 	Allow func(did string) bool
 
 	mu   sync.Mutex
-	docs map[string]map[string]any
+	docs map[string]fetchedDoc
 }
+
+type fetchedDoc struct {
+	doc     map[string]any
+	fetched time.Time
+}
+
+// didTTL is how long a fetched DID document is used: an issuer's new key
+// is seen within it.
+const didTTL = 10 * time.Minute
 
 // maxDIDDocument bounds a fetched DID document.
 const maxDIDDocument = 64 << 10
@@ -84,11 +94,12 @@ func (r *WebResolver) Document(ctx context.Context, did string) (map[string]any,
 		return nil, fmt.Errorf("%s is not a trusted issuer", did)
 	}
 	r.mu.Lock()
-	doc, ok := r.docs[did]
+	f, ok := r.docs[did]
 	r.mu.Unlock()
-	if ok {
-		return doc, nil
+	if ok && time.Since(f.fetched) < didTTL {
+		return f.doc, nil
 	}
+	var doc map[string]any
 	u, err := DIDWebURL(did)
 	if err != nil {
 		return nil, err
@@ -121,10 +132,10 @@ func (r *WebResolver) Document(ctx context.Context, did string) (map[string]any,
 		return nil, fmt.Errorf("the DID document at %s is of %v, not %s", u, doc["id"], did)
 	}
 	r.mu.Lock()
-	if r.docs == nil {
-		r.docs = map[string]map[string]any{}
+	if r.docs == nil || len(r.docs) >= maxCachedLists {
+		r.docs = map[string]fetchedDoc{}
 	}
-	r.docs[did] = doc
+	r.docs[did] = fetchedDoc{doc, time.Now()}
 	r.mu.Unlock()
 	return doc, nil
 }

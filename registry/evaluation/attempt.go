@@ -149,6 +149,18 @@ type Result struct {
 	RevokedReason string
 }
 
+// ExternalCredential is a credential another registry issued to an agent,
+// verified when it was presented.
+type ExternalCredential struct {
+	AgentID     string
+	Issuer      string // did:web:…
+	Achievement string // the achievement's id (its evaluation page)
+	Subject     string // the agent's page on the issuing registry
+	Credential  []byte // the credential as presented (JSON)
+	ValidUntil  time.Time
+	RecordedAt  time.Time
+}
+
 // EndedAs is the result's outcome (passed or failed for a result stored
 // without one).
 func (r *Result) EndedAs() Outcome {
@@ -290,6 +302,12 @@ type EvaluationStore interface {
 	// RevokedIndexes lists the status-list indexes in [from, to) of the
 	// credentials of revoked results, ascending.
 	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
+	// PutExternalCredential records a verified credential of another
+	// registry, replacing the agent's earlier one of the same issuer and
+	// achievement.
+	PutExternalCredential(ctx context.Context, c *ExternalCredential) error
+	// ExternalCredentials lists an agent's recorded external credentials.
+	ExternalCredentials(ctx context.Context, agentID string) ([]*ExternalCredential, error)
 }
 
 // PageResults trims a listing fetched with limit+1 rows to limit and returns

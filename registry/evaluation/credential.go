@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
@@ -62,4 +63,50 @@ func criteria(def *Definition) string {
 		return fmt.Sprintf("Score at least %g%% in SIP-%d %s, version %s, as the SIP defines it.", ps, def.Number, def.Name, def.Version)
 	}
 	return fmt.Sprintf("Pass SIP-%d %s, version %s, as the SIP defines it.", def.Number, def.Name, def.Version)
+}
+
+// CredentialChecker checks a recorded external credential again: its
+// signature, validity window and status list, fetched fresh or from a
+// short cache (a list that cannot be fetched fails).
+type CredentialChecker interface {
+	Recheck(ctx context.Context, raw []byte) error
+}
+
+// heldCredentials are the agent's external credentials that meet a
+// prerequisite now, keyed by issuer and achievement: recorded, not
+// expired, and passing the checker again.
+func (s *Service) heldCredentials(ctx context.Context, agentID string, want []registry.CredentialPrerequisite) (map[registry.CredentialPrerequisite]bool, error) {
+	held := map[registry.CredentialPrerequisite]bool{}
+	if len(want) == 0 || s.credentials == nil {
+		return held, nil
+	}
+	recorded, err := s.regs.ExternalCredentials(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	for _, c := range recorded {
+		key := registry.CredentialPrerequisite{Issuer: c.Issuer, Achievement: c.Achievement}
+		if !slices.Contains(want, key) || (!c.ValidUntil.IsZero() && !now.Before(c.ValidUntil)) {
+			continue
+		}
+		if err := s.credentials.Recheck(ctx, c.Credential); err != nil {
+			continue // revoked, or its status cannot be read now: not held
+		}
+		held[key] = true
+	}
+	return held, nil
+}
+
+// MissingCredentials is the prerequisite rule for credentials: those of
+// want the agent holds no valid credential of, named by their
+// achievement.
+func MissingCredentials(want []registry.CredentialPrerequisite, held map[registry.CredentialPrerequisite]bool) []string {
+	var missing []string
+	for _, w := range want {
+		if !held[w] {
+			missing = append(missing, w.Achievement)
+		}
+	}
+	return missing
 }

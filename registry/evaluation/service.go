@@ -36,6 +36,10 @@ type Config struct {
 	// Key opens benchmarks' sealed answers (the registry's sealing key);
 	// without one a benchmark with sealed answers cannot be taken.
 	Key Opener
+	// Credentials checks external credentials again when they meet a
+	// prerequisite (signature, validity, status); without it credential
+	// prerequisites cannot be met.
+	Credentials CredentialChecker
 }
 
 // Service is the runtime of evaluations: the operations agents and
@@ -55,6 +59,7 @@ type Service struct {
 	recordKey       []byte
 	opener          Opener
 	keys            answerKeys
+	credentials     CredentialChecker
 }
 
 // New builds a service.
@@ -67,7 +72,7 @@ func New(cfg Config) *Service {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.opener = cfg.Key
+	s.opener, s.credentials = cfg.Key, cfg.Credentials
 	s.recordKey = cfg.RecordKey
 	if len(s.recordKey) == 0 {
 		s.recordKey = make([]byte, 32)
@@ -121,12 +126,18 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 		return nil, false, conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
 			"Take an evaluation whose can_register is true.")
 	}
-	if len(e.Prerequisites) > 0 {
+	if len(e.Prerequisites)+len(e.CredentialPrerequisites) > 0 {
 		valid, err := s.ValidPasses(ctx, agentID)
 		if err != nil {
 			return nil, false, err
 		}
-		if missing := MissingPrerequisites(e.Prerequisites, valid); len(missing) > 0 {
+		missing := MissingPrerequisites(e.Prerequisites, valid)
+		held, err := s.heldCredentials(ctx, agentID, e.CredentialPrerequisites)
+		if err != nil {
+			return nil, false, err
+		}
+		missing = append(missing, MissingCredentials(e.CredentialPrerequisites, held)...)
+		if len(missing) > 0 {
 			r := refuse(registry.ErrForbidden, "prerequisites_not_met", "prerequisites not met: pass "+joinIDs(missing)+" first",
 				"Pass every prerequisite (a pass that has not expired), then register.")
 			r.Missing = missing

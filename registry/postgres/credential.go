@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // CredentialIndex is the index of a result's credential in the revocation
@@ -55,5 +56,38 @@ func (s *Store) RevokedIndexes(ctx context.Context, from, to int64) (_ []int64, 
 	return collect(rows, err, func(row pgx.Row) (int64, error) {
 		var n int64
 		return n, row.Scan(&n)
+	})
+}
+
+// PutExternalCredential records an agent's verified external credential.
+func (s *Store) PutExternalCredential(ctx context.Context, c *evaluation.ExternalCredential) (err error) {
+	defer wrap(&err, "PutExternalCredential")
+	var until *time.Time
+	if !c.ValidUntil.IsZero() {
+		until = &c.ValidUntil
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO external_credentials (agent_id, issuer, achievement, subject, credential, valid_until, recorded_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (agent_id, issuer, achievement) DO UPDATE SET subject = excluded.subject,
+		credential = excluded.credential, valid_until = excluded.valid_until, recorded_at = excluded.recorded_at`,
+		c.AgentID, c.Issuer, c.Achievement, c.Subject, c.Credential, until, c.RecordedAt)
+	return err
+}
+
+// ExternalCredentials lists an agent's external credentials.
+func (s *Store) ExternalCredentials(ctx context.Context, agentID string) (_ []*evaluation.ExternalCredential, err error) {
+	defer wrap(&err, "ExternalCredentials")
+	rows, err := s.pool.Query(ctx, `SELECT agent_id, issuer, achievement, subject, credential, valid_until, recorded_at
+		FROM external_credentials WHERE agent_id = $1 ORDER BY issuer, achievement`, agentID)
+	return collect(rows, err, func(row pgx.Row) (*evaluation.ExternalCredential, error) {
+		var c evaluation.ExternalCredential
+		var until *time.Time
+		if err := row.Scan(&c.AgentID, &c.Issuer, &c.Achievement, &c.Subject, &c.Credential, &until, &c.RecordedAt); err != nil {
+			return nil, err
+		}
+		if until != nil {
+			c.ValidUntil = until.UTC()
+		}
+		c.RecordedAt = c.RecordedAt.UTC()
+		return &c, nil
 	})
 }

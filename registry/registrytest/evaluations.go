@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,6 +40,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"ResultPagesAndPrivacy", testResultPages},
 		{"PassesCountedAndNamed", testPassCounts},
 		{"RevokedResultsAndTheirIndexes", testRevocation},
+		{"ExternalCredentialsNewestKept", testExternalCredentials},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -530,5 +532,37 @@ func testRevocation(t *testing.T, s FullStore) {
 	}
 	if p, err := s.AgentPoints(ctx, agent.ID); err != nil || p != 5 {
 		t.Errorf("points %v, %v", p, err)
+	}
+}
+
+// testExternalCredentials: one credential per agent, issuer and
+// achievement, the newest kept, read back as stored.
+func testExternalCredentials(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agent, _ := evalFixture(t, s)
+	c := &evaluation.ExternalCredential{AgentID: agent.ID, Issuer: "did:web:a.example", Achievement: "https://a.example/evaluations/poaw",
+		Subject: "https://a.example/agents/ada", Credential: []byte(`{"id":"one"}`), ValidUntil: t0.Add(time.Hour), RecordedAt: t0}
+	if err := s.PutExternalCredential(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	newer := *c
+	newer.Credential, newer.ValidUntil, newer.RecordedAt = []byte(`{"id":"two"}`), time.Time{}, t0.Add(time.Minute)
+	if err := s.PutExternalCredential(ctx, &newer); err != nil {
+		t.Fatal(err)
+	}
+	other := *c
+	other.Achievement = "https://a.example/evaluations/identity"
+	if err := s.PutExternalCredential(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ExternalCredentials(ctx, agent.ID)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("external credentials %+v, %v", got, err)
+	}
+	if !strings.Contains(string(got[1].Credential), "two") || !got[1].ValidUntil.IsZero() || !got[1].RecordedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("the newest was not kept: %+v", got[1])
+	}
+	if !got[0].ValidUntil.Equal(t0.Add(time.Hour)) || got[0].Subject != c.Subject {
+		t.Errorf("read back %+v", got[0])
 	}
 }

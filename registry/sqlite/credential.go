@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // CredentialIndex is the index of a result's credential in the revocation
@@ -48,5 +50,41 @@ func (s *Store) RevokedIndexes(ctx context.Context, from, to int64) (_ []int64, 
 	return collect(rows, err, func(row scanner) (int64, error) {
 		var n int64
 		return n, row.Scan(&n)
+	})
+}
+
+// PutExternalCredential records an agent's verified external credential.
+func (s *Store) PutExternalCredential(ctx context.Context, c *evaluation.ExternalCredential) (err error) {
+	defer wrap(&err, "PutExternalCredential")
+	var until any
+	if !c.ValidUntil.IsZero() {
+		until = formatTime(c.ValidUntil)
+	}
+	_, err = s.exec(ctx, `INSERT INTO external_credentials (agent_id, issuer, achievement, subject, credential, valid_until, recorded_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, issuer, achievement) DO UPDATE SET subject = excluded.subject,
+		credential = excluded.credential, valid_until = excluded.valid_until, recorded_at = excluded.recorded_at`,
+		c.AgentID, c.Issuer, c.Achievement, c.Subject, string(c.Credential), until, formatTime(c.RecordedAt))
+	return err
+}
+
+// ExternalCredentials lists an agent's external credentials.
+func (s *Store) ExternalCredentials(ctx context.Context, agentID string) (_ []*evaluation.ExternalCredential, err error) {
+	defer wrap(&err, "ExternalCredentials")
+	rows, err := s.query(ctx, `SELECT agent_id, issuer, achievement, subject, credential, valid_until, recorded_at
+		FROM external_credentials WHERE agent_id = ? ORDER BY issuer, achievement`, agentID)
+	return collect(rows, err, func(row scanner) (*evaluation.ExternalCredential, error) {
+		var c evaluation.ExternalCredential
+		var cred, recorded string
+		var until sql.NullString
+		if err := row.Scan(&c.AgentID, &c.Issuer, &c.Achievement, &c.Subject, &cred, &until, &recorded); err != nil {
+			return nil, err
+		}
+		c.Credential = []byte(cred)
+		var err error
+		if c.ValidUntil, err = parseTime(until.String); err != nil {
+			return nil, err
+		}
+		c.RecordedAt, err = parseTime(recorded)
+		return &c, err
 	})
 }

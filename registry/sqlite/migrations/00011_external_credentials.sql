@@ -1,0 +1,18 @@
+-- +goose Up
+-- Credentials other registries issued, presented by an agent and verified
+-- (signature, issuer's key, validity, status, and the issuer's attestation
+-- that the agent presenting it is its subject); they meet credential
+-- prerequisites. The newest per agent, issuer and achievement is kept.
+CREATE TABLE external_credentials (
+    agent_id    TEXT NOT NULL REFERENCES agents (id),
+    issuer      TEXT NOT NULL,
+    achievement TEXT NOT NULL,
+    subject     TEXT NOT NULL,
+    credential  TEXT NOT NULL,
+    valid_until TEXT,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, issuer, achievement)
+);
+
+-- +goose Down
+DROP TABLE external_credentials;
