@@ -43,6 +43,7 @@ bench:
 	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
+	$(GO) test -run '^$$' -bench . -benchtime 300x -count 3 ./registry/credential
 	$(GO) build -o $(BIN) ./cmd/sip
 	$(GO) run ./registry/siptest/gensips -n 1000 .cache/sips-1k
 	$(GO) run ./registry/siptest/gensips -n 10000 .cache/sips-10k

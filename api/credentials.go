@@ -43,27 +43,14 @@ func (s *Server) getCredential(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a, err := s.agents.AgentByID(ctx, r.AgentID)
+	a, err := s.agents.AgentByID(c.Request().Context(), r.AgentID)
 	if err != nil {
 		return err
 	}
-	p, err := s.runtime.Pass(ctx, r, a, evaluation.Links{
-		Credential: s.link("/api/v1/results/" + r.ID + "/credential"), Result: s.link("/results/" + r.ID),
-		Trace: s.link("/api/v1/results/" + r.ID + "/trace"), Agent: s.link("/agents/" + a.Name),
-		Evaluation: s.link("/evaluations/" + r.EvaluationID)})
+	signed, err := s.credentialOf(c.Request().Context(), r, a)
 	if errors.Is(err, evaluation.ErrNoCredential) {
 		return notFound("this result has no credential: the attempt did not pass", "Only a pass is issued as a credential.")
 	}
-	if err != nil {
-		return err
-	}
-	index, err := s.evals.CredentialIndex(ctx, r.ID)
-	if err != nil {
-		return err
-	}
-	p.Status = credential.Entry(s.statusListURL, index)
-	signed, err := s.issuer.Issue(p)
 	if err != nil {
 		return err
 	}
@@ -71,6 +58,24 @@ func (s *Server) getCredential(c echo.Context) error {
 		c.Response().Header().Set("Content-Disposition", `attachment; filename="sip-`+r.ID+`.credential.json"`)
 	}
 	return c.JSON(http.StatusOK, signed)
+}
+
+// credentialOf is the signed credential of a passing result, with its
+// entry in the revocation status list.
+func (s *Server) credentialOf(ctx context.Context, r *evaluation.Result, a *registry.Agent) (map[string]any, error) {
+	p, err := s.runtime.Pass(ctx, r, a, evaluation.Links{
+		Credential: s.link("/api/v1/results/" + r.ID + "/credential"), Result: s.link("/results/" + r.ID),
+		Trace: s.link("/api/v1/results/" + r.ID + "/trace"), Agent: s.link("/agents/" + a.Name),
+		Evaluation: s.link("/evaluations/" + r.EvaluationID)})
+	if err != nil {
+		return nil, err
+	}
+	index, err := s.evals.CredentialIndex(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	p.Status = credential.Entry(s.statusListURL, index)
+	return s.issuer.Issue(p)
 }
 
 // verifyCredential answers POST /api/v1/credentials/verify: the body is a

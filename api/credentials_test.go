@@ -102,6 +102,16 @@ func TestCredentialOfAPass(t *testing.T) {
 				t.Errorf("did.json: %d %v", resp.StatusCode, did["id"])
 			}
 
+			// The result page offers it, verified.
+			page := w.Do("GET", "/results/"+pass.Result.ID, nil, nil, nil)
+			html, _ := io.ReadAll(page.Body)
+			page.Body.Close()
+			for _, want := range []string{"Download the credential", "✓ <strong>signature</strong>", "✓ <strong>status</strong>"} {
+				if !strings.Contains(string(html), want) {
+					t.Errorf("the result page lacks %q", want)
+				}
+			}
+
 			// The agent revokes it: the status list says so at once, to this
 			// registry and to anyone who reads the list.
 			var revoked struct {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
@@ -284,6 +286,14 @@ type resultPage struct {
 	AnswersPrivate bool
 	Conversation   []conversationLine // a multi-agent session's messages
 	Feedback       string
+	Credential     *credentialPanel // a pass's credential, verified as the page is made
+}
+
+// credentialPanel is the result page's view of a pass's credential.
+type credentialPanel struct {
+	Issuer   string
+	Download string
+	Checks   []credential.Check
 }
 
 // conversationLine is one message of a session, with its sender's name.
@@ -383,5 +393,26 @@ func (s *Server) resultDetail(c echo.Context) error {
 		}
 		page.AnswersPrivate = job != nil && len(job.Submission) > 0
 	}
+	if page.Credential, err = s.credentialPanel(c, r, a); err != nil {
+		return err
+	}
 	return s.renderPage(c, http.StatusOK, "result", page)
+}
+
+// credentialPanel issues a pass's credential and verifies it as any
+// verifier would (status list included), for the result page.
+func (s *Server) credentialPanel(c echo.Context, r *evaluation.Result, a *registry.Agent) (*credentialPanel, error) {
+	if s.issuer == nil || r.EndedAs() != evaluation.OutcomePassed {
+		return nil, nil
+	}
+	signed, err := s.credentialOf(c.Request().Context(), r, a)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(signed)
+	if err != nil {
+		return nil, err
+	}
+	rep := credential.Verify(raw, s.issuer, localStatus{s, c.Request().Context()}, s.now())
+	return &credentialPanel{Issuer: s.issuer.DID, Download: "/api/v1/results/" + r.ID + "/credential?download=1", Checks: rep.Checks}, nil
 }

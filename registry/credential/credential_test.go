@@ -208,3 +208,110 @@ func TestDIDWebURL(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusFailsClosed: a credential with a status entry whose list
+// cannot be fetched, is on another site, or is not the issuer's, is not
+// verified.
+func TestStatusFailsClosed(t *testing.T) {
+	i := testIssuer(t, 1)
+	listURL := func(int64) string { return "https://registry.example:8443/api/v1/credentials/status/revocation/0" }
+	p := testPass()
+	p.Status = Entry(listURL, 3)
+	raw, _ := json.Marshal(must(i.Issue(p)))
+	good, _ := json.Marshal(must(i.StatusList(listURL(0), nil, passedAt)))
+	foreign, _ := json.Marshal(must(testIssuer(t, 2).StatusList(listURL(0), nil, passedAt)))
+	elsewhere := p
+	elsewhere.Status = Entry(func(int64) string { return "https://evil.example/list" }, 3)
+	rawElsewhere, _ := json.Marshal(must(i.Issue(elsewhere)))
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+		src  StatusSource
+		want bool
+	}{
+		{"the list is served", raw, listSource{listURL(0): good}, true},
+		{"no source", raw, nil, false},
+		{"the list cannot be fetched", raw, listSource{}, false},
+		{"another issuer's list", raw, listSource{listURL(0): foreign}, false},
+		{"a list on another site", rawElsewhere, listSource{"https://evil.example/list": good}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Verify(tc.raw, i, tc.src, passedAt)
+			if r.Verified != tc.want || (!tc.want && r.Failed() != "status") {
+				t.Errorf("verified %v (failed %q), want %v: %+v", r.Verified, r.Failed(), tc.want, r.Checks)
+			}
+		})
+	}
+}
+
+// TestCachedStatusSeesChangesAfterItsTTL: a cached list is served until
+// its TTL passes, then fetched again.
+func TestCachedStatusSeesChangesAfterItsTTL(t *testing.T) {
+	now := passedAt
+	src := listSource{"u": []byte("one")}
+	c := &CachedStatus{Source: src, TTL: time.Minute, Now: func() time.Time { return now }}
+	if b, _ := c.StatusList("u"); string(b) != "one" {
+		t.Fatal(string(b))
+	}
+	src["u"] = []byte("two")
+	if b, _ := c.StatusList("u"); string(b) != "one" {
+		t.Errorf("within the TTL: %s", b)
+	}
+	now = now.Add(time.Minute)
+	if b, _ := c.StatusList("u"); string(b) != "two" {
+		t.Errorf("after the TTL: %s", b)
+	}
+}
+
+func TestVerifyAttestation(t *testing.T) {
+	i := testIssuer(t, 1)
+	const subject, holder, audience = "https://registry.example:8443/agents/ada", "https://b.example/agents/ada", "did:web:b.example"
+	att, _ := json.Marshal(must(i.Attest(subject, holder, audience, passedAt)))
+	for _, tc := range []struct {
+		name                      string
+		subject, holder, audience string
+		at                        time.Time
+		ok                        bool
+	}{
+		{"as signed", subject, holder, audience, passedAt.Add(time.Minute), true},
+		{"another subject", "https://registry.example:8443/agents/eve", holder, audience, passedAt, false},
+		{"another holder", subject, "https://b.example/agents/eve", audience, passedAt, false},
+		{"another audience", subject, holder, "did:web:c.example", passedAt, false},
+		{"expired", subject, holder, audience, passedAt.Add(AttestationLifetime), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := VerifyAttestation(att, i, i.DID, tc.subject, tc.holder, tc.audience, tc.at)
+			if (err == nil) != tc.ok {
+				t.Errorf("err = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+	if err := VerifyAttestation(att, testIssuer(t, 2), i.DID, subject, holder, audience, passedAt); err == nil {
+		t.Error("an attestation verified with another issuer's keys")
+	}
+}
+
+func BenchmarkSignBare(b *testing.B) {
+	k := testIssuer(b, 1).Keys[0].Private
+	msg := make([]byte, 64)
+	for b.Loop() {
+		ed25519.Sign(k, msg)
+	}
+}
+
+// BenchmarkVerifyWithStatus verifies a credential with a status entry
+// against a warm (in-memory) status list, whose own proof is verified too.
+func BenchmarkVerifyWithStatus(b *testing.B) {
+	i := testIssuer(b, 1)
+	listURL := func(int64) string { return "https://registry.example:8443/api/v1/credentials/status/revocation/0" }
+	p := testPass()
+	p.Status = Entry(listURL, 3)
+	raw, _ := json.Marshal(must(i.Issue(p)))
+	list, _ := json.Marshal(must(i.StatusList(listURL(0), []int64{1, 2, 4}, passedAt)))
+	src := listSource{listURL(0): list}
+	for b.Loop() {
+		if r := Verify(raw, i, src, passedAt); !r.Verified {
+			b.Fatal(r.Checks)
+		}
+	}
+}
