@@ -483,21 +483,29 @@ func testRevocation(t *testing.T, s FullStore) {
 		}
 		ids = append(ids, res.ID)
 	}
-	indexes := make([]int64, len(ids))
+	const rounds = 4
+	got := make([][]int64, rounds) // each goroutine writes its own slot
 	var wg sync.WaitGroup
-	for range 4 {
+	for round := range rounds {
+		got[round] = make([]int64, len(ids))
 		for i, id := range ids {
 			wg.Go(func() {
 				n, err := s.CredentialIndex(ctx, id)
 				if err != nil {
 					t.Error(err)
 				}
-				indexes[i] = n
+				got[round][i] = n
 			})
 		}
 	}
 	wg.Wait()
+	indexes := got[0]
 	for i, id := range ids {
+		for round := range rounds {
+			if got[round][i] != indexes[i] {
+				t.Errorf("concurrent calls gave %s two indexes: %d and %d", id, indexes[i], got[round][i])
+			}
+		}
 		if n, err := s.CredentialIndex(ctx, id); err != nil || n != indexes[i] {
 			t.Errorf("index of %s moved: %d then %d (%v)", id, indexes[i], n, err)
 		}
@@ -515,9 +523,9 @@ func testRevocation(t *testing.T, s FullStore) {
 	if err := s.RevokeResult(ctx, newest, "again", t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Result(ctx, newest)
-	if err != nil || got.RevokedReason != "the proctor colluded" || !got.RevokedAt.Equal(t0.Add(time.Hour)) {
-		t.Errorf("revoked result %+v, %v", got, err)
+	rev, err := s.Result(ctx, newest)
+	if err != nil || rev.RevokedReason != "the proctor colluded" || !rev.RevokedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("revoked result %+v, %v", rev, err)
 	}
 	if err := s.RevokeResult(ctx, "res_nope", "x", t0); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("revoking no result: %v", err)
