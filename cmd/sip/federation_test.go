@@ -158,7 +158,8 @@ Any non-empty file passes.
 	if code, out := present(keyB, cred, att); code != 201 {
 		t.Fatalf("ada presents her credential: %d %v", code, out)
 	}
-	if code := callAPI(t, "POST", b.URL+"/api/v1/evaluations/after-poaw-elsewhere/register", keyB, nil, nil); code != 201 {
-		t.Errorf("registering with the credential: %d, want 201", code)
+	var refusal map[string]any
+	if code := callAPI(t, "POST", b.URL+"/api/v1/evaluations/after-poaw-elsewhere/register", keyB, nil, &refusal); code != 201 {
+		t.Errorf("registering with the credential: %d, want 201: %v", code, refusal)
 	}
 }

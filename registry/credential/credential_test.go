@@ -114,6 +114,7 @@ func TestVerifyNamesTheCheckThatFails(t *testing.T) {
 		}), passedAt, "issuer"},
 		{"expired", good, passedAt.AddDate(2, 0, 0), "validity"},
 		{"not yet valid", good, passedAt.Add(-time.Hour), "validity"},
+		{"not yet valid beyond the clock skew", good, passedAt.Add(-ClockSkew - time.Second), "validity"},
 		{"not JSON", []byte("{"), passedAt, "format"},
 		{"an unknown context", edit(func(m map[string]any) { m["@context"] = []any{ContextVC, "https://evil.example/ctx.json"} }), passedAt, "format"},
 		{"no proof", edit(func(m map[string]any) { delete(m, "proof") }), passedAt, "format"},
@@ -220,6 +221,7 @@ func TestStatusFailsClosed(t *testing.T) {
 	raw, _ := json.Marshal(must(i.Issue(p)))
 	good, _ := json.Marshal(must(i.StatusList(listURL(0), nil, passedAt)))
 	foreign, _ := json.Marshal(must(testIssuer(t, 2).StatusList(listURL(0), nil, passedAt)))
+	later, _ := json.Marshal(must(i.StatusList(listURL(0), nil, passedAt.Add(2*time.Second))))
 	elsewhere := p
 	elsewhere.Status = Entry(func(int64) string { return "https://evil.example/list" }, 3)
 	rawElsewhere, _ := json.Marshal(must(i.Issue(elsewhere)))
@@ -230,6 +232,7 @@ func TestStatusFailsClosed(t *testing.T) {
 		want bool
 	}{
 		{"the list is served", raw, listSource{listURL(0): good}, true},
+		{"a list signed a moment after the verifier took the time", raw, listSource{listURL(0): later}, true},
 		{"no source", raw, nil, false},
 		{"the list cannot be fetched", raw, listSource{}, false},
 		{"another issuer's list", raw, listSource{listURL(0): foreign}, false},

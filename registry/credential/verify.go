@@ -150,13 +150,19 @@ func issuerID(doc map[string]any) string {
 	return ""
 }
 
-// validity checks validFrom ≤ now < validUntil.
+// ClockSkew is how far in the future a validFrom may be: the issuer's
+// clock and the verifier's differ, and a status list is signed when it is
+// fetched, after the verifier took the time (a second boundary between the
+// two made a fresh list "not yet valid").
+const ClockSkew = time.Minute
+
+// validity checks validFrom − ClockSkew ≤ now < validUntil.
 func validity(doc map[string]any, now time.Time) error {
 	from, err := dateOf(doc, "validFrom")
 	if err != nil {
 		return err
 	}
-	if !from.IsZero() && now.Before(from) {
+	if !from.IsZero() && now.Add(ClockSkew).Before(from) {
 		return fmt.Errorf("not valid before %s", from.Format(time.RFC3339))
 	}
 	until, err := dateOf(doc, "validUntil")

@@ -75,27 +75,34 @@ type CredentialChecker interface {
 // heldCredentials are the agent's external credentials that meet a
 // prerequisite now, keyed by issuer and achievement: recorded, not
 // expired, and passing the checker again.
-func (s *Service) heldCredentials(ctx context.Context, agentID string, want []registry.CredentialPrerequisite) (map[registry.CredentialPrerequisite]bool, error) {
-	held := map[registry.CredentialPrerequisite]bool{}
+// why says, for a recorded credential that does not count now, why.
+func (s *Service) heldCredentials(ctx context.Context, agentID string, want []registry.CredentialPrerequisite) (held map[registry.CredentialPrerequisite]bool, why []string, _ error) {
+	held = map[registry.CredentialPrerequisite]bool{}
 	if len(want) == 0 || s.credentials == nil {
-		return held, nil
+		return held, nil, nil
 	}
 	recorded, err := s.regs.ExternalCredentials(ctx, agentID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := s.now()
 	for _, c := range recorded {
 		key := registry.CredentialPrerequisite{Issuer: c.Issuer, Achievement: c.Achievement}
-		if !slices.Contains(want, key) || (!c.ValidUntil.IsZero() && !now.Before(c.ValidUntil)) {
+		if !slices.Contains(want, key) {
+			continue
+		}
+		if !c.ValidUntil.IsZero() && !now.Before(c.ValidUntil) {
+			why = append(why, "your credential of "+c.Achievement+" expired")
 			continue
 		}
 		if err := s.credentials.Recheck(ctx, c.Credential); err != nil {
-			continue // revoked, or its status cannot be read now: not held
+			// Revoked, or its status cannot be read now: not held.
+			why = append(why, "your credential of "+c.Achievement+" does not verify now ("+err.Error()+")")
+			continue
 		}
 		held[key] = true
 	}
-	return held, nil
+	return held, why, nil
 }
 
 // MissingCredentials is the prerequisite rule for credentials: those of

@@ -132,14 +132,20 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 			return nil, false, err
 		}
 		missing := MissingPrerequisites(e.Prerequisites, valid)
-		held, err := s.heldCredentials(ctx, agentID, e.CredentialPrerequisites)
+		held, why, err := s.heldCredentials(ctx, agentID, e.CredentialPrerequisites)
 		if err != nil {
 			return nil, false, err
 		}
 		missing = append(missing, MissingCredentials(e.CredentialPrerequisites, held)...)
 		if len(missing) > 0 {
-			r := refuse(registry.ErrForbidden, "prerequisites_not_met", "prerequisites not met: pass "+joinIDs(missing)+" first",
-				"Pass every prerequisite (a pass that has not expired), then register.")
+			hint := "Pass every prerequisite (a pass that has not expired), then register."
+			if len(e.CredentialPrerequisites) > 0 {
+				hint += " A credential prerequisite is met by presenting that credential: POST /api/v1/agents/me/credentials."
+			}
+			for _, w := range why {
+				hint += " Note: " + w + "."
+			}
+			r := refuse(registry.ErrForbidden, "prerequisites_not_met", "prerequisites not met: pass "+joinIDs(missing)+" first", hint)
 			r.Missing = missing
 			return nil, false, r
 		}
