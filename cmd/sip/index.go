@@ -33,9 +33,9 @@ func runIndex(ctx context.Context, e env, args []string) int {
 		fmt.Fprintln(e.stderr, "sip index: give at most one folder")
 		return exitUsage
 	}
-	files, code := readPaths(e, []string{dir})
-	if code != exitOK {
-		return code
+	files, err := readPaths([]string{dir})
+	if err != nil {
+		return failer(e, "sip index", false)(exitNoInput, "Name the folder of SIP files (default evaluations).", "%v", err)
 	}
 	want := renderIndex(registry.ParseFiles(files))
 	path := filepath.Join(dir, "README.md")

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -16,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/sipregistry/sip/registry"
 )
 
 // Exit codes (BSD sysexits, as in the assessment design).
@@ -85,18 +88,39 @@ func run(ctx context.Context, e env, args []string) (code int) {
 		return exitUsage
 	}
 	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	case "-h", "-help", "--help":
 		usage(e.stdout)
 		return exitOK
+	case "help":
+		// sip help CMD is sip CMD --help.
+		if len(args) > 1 && args[1] != "help" {
+			return run(ctx, e, []string{args[1], "--help"})
+		}
+		usage(e.stdout)
+		return exitOK
+	case "-v", "-version", "--version":
+		args[0] = "version"
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	fmt.Fprintf(e.stderr, "sip: unknown command %q\n\n", args[0])
+	fmt.Fprintf(e.stderr, "sip: unknown command %q", args[0])
+	if s := registry.Suggest(args[0], commandNames()); s != "" {
+		fmt.Fprintf(e.stderr, "; did you mean %q?", s)
+	}
+	fmt.Fprint(e.stderr, "\n\n")
 	usage(e.stderr)
 	return exitUsage
+}
+
+func commandNames() []string {
+	var out []string
+	for _, c := range commands() {
+		out = append(out, c.name)
+	}
+	return out
 }
 
 func usage(w io.Writer) {
@@ -110,8 +134,13 @@ func usage(w io.Writer) {
 // parseFlags parses flags that may come before, between or after the
 // positional arguments (`sip validate evaluations --format json`). It
 // returns the positional arguments, or an exit code when parsing ended.
+//
+// Help goes to standard output once; a flag error goes to standard error
+// with the usage, so that `sip CMD --help | less` shows it and a script's
+// mistake is not mistaken for output.
 func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, int, bool) {
-	fs.SetOutput(e.stderr)
+	var msgs bytes.Buffer
+	fs.SetOutput(&msgs)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -120,6 +149,7 @@ func parseFlags(fs *flag.FlagSet, e env, args []string) ([]string, int, bool) {
 				fs.Usage()
 				return nil, exitOK, false
 			}
+			e.stderr.Write(msgs.Bytes())
 			return nil, exitUsage, false
 		}
 		args = fs.Args()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -36,7 +37,10 @@ func runPolicy(ctx context.Context, e env, args []string) int {
 		case "explain":
 			return runPolicyExplain(e, args[1:])
 		case "-h", "-help", "--help", "help":
-			fmt.Fprintln(e.stdout, "Usage: sip policy check [FILE] | sip policy explain [flags] [PATH]\n\n"+policyAbout)
+			fmt.Fprintln(e.stdout, "Usage: sip policy check [FILE] | sip policy explain [flags] [PATH]\n\n"+policyAbout+"\n\nFlags of explain:")
+			fs, _ := explainFlags()
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
 			return exitOK
 		}
 	}
@@ -74,12 +78,24 @@ func runPolicyCheck(e env, args []string) int {
 	return exitOK
 }
 
-func runPolicyExplain(e env, args []string) int {
+// explainOptions are the flags of sip policy explain.
+type explainOptions struct {
+	base, file, author, approvedBy *string
+}
+
+func explainFlags() (*flag.FlagSet, explainOptions) {
 	fset := newFlagSet("policy explain", "[--base REV] [--policy FILE] [--author LOGIN] [--approved-by a,b] [PATH]", policyAbout)
-	base := fset.String("base", "origin/main", "the revision the change goes into; its policy file applies")
-	file := fset.String("policy", "", "read the policy from this file instead of from --base")
-	author := fset.String("author", "", "the pull request's author (their own approval never counts)")
-	approvedBy := fset.String("approved-by", "", "comma-separated logins to count as approving the change")
+	return fset, explainOptions{
+		base:       fset.String("base", "origin/main", "the revision the change goes into; its policy file applies"),
+		file:       fset.String("policy", "", "read the policy from this file instead of from --base"),
+		author:     fset.String("author", "", "the pull request's author (their own approval never counts)"),
+		approvedBy: fset.String("approved-by", "", "comma-separated logins to count as approving the change"),
+	}
+}
+
+func runPolicyExplain(e env, args []string) int {
+	fset, o := explainFlags()
+	base, file, author, approvedBy := o.base, o.file, o.author, o.approvedBy
 	pos, code, ok := parseFlags(fset, e, args)
 	if !ok {
 		return code

@@ -22,12 +22,13 @@ Maintainers' actions on results.
 
 func runResults(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 || args[0] != "revoke" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintf(e.stdout, "Usage: sip results revoke ID --reason TEXT [--db URL]\n%s\n", resultsAbout)
-			return exitOK
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+			// Its one subcommand's help, with its flags.
+			args = []string{"revoke", "--help"}
+		} else {
+			fmt.Fprintln(e.stderr, "Usage: sip results revoke ID --reason TEXT [--db URL]")
+			return exitUsage
 		}
-		fmt.Fprintln(e.stderr, "Usage: sip results revoke ID --reason TEXT [--db URL]")
-		return exitUsage
 	}
 	flags := newFlagSet("results revoke", "ID --reason TEXT [--db URL]", resultsAbout)
 	reason := flags.String("reason", "", "why the result is revoked (required; shown with the result)")

@@ -34,12 +34,13 @@ type traceLine struct {
 
 func runTraces(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 || args[0] != "export" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintf(e.stdout, "Usage: sip traces export [--since T] [--db URL]\n%s\n", tracesAbout)
-			return exitOK
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+			// Its one subcommand's help, with its flags.
+			args = []string{"export", "--help"}
+		} else {
+			fmt.Fprintln(e.stderr, "Usage: sip traces export [--since T] [--db URL]")
+			return exitUsage
 		}
-		fmt.Fprintln(e.stderr, "Usage: sip traces export [--since T] [--db URL]")
-		return exitUsage
 	}
 	flags := newFlagSet("traces export", "[--since T] [--db URL]", tracesAbout)
 	since := flags.String("since", "", "only results completed at or after this RFC 3339 time")

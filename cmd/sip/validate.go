@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,19 +58,17 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	if !ok {
 		return code
 	}
+	fail := failer(e, "sip validate", *format == "json")
 	if !oneOf(*format, report.Formats) {
-		fmt.Fprintf(e.stderr, "sip validate: unknown --format %q (want %s)\n", *format, strings.Join(report.Formats, ", "))
-		return exitUsage
+		return fail(exitUsage, "Use one of: "+strings.Join(report.Formats, ", ")+".", "unknown --format %q", *format)
 	}
 	useColor, ok := colorFor(e, *color)
 	if !ok {
-		fmt.Fprintf(e.stderr, "sip validate: unknown --color %q (want auto, always or never)\n", *color)
-		return exitUsage
+		return fail(exitUsage, "Use auto, always or never.", "unknown --color %q", *color)
 	}
 	if *listRules {
 		if len(paths) > 0 {
-			fmt.Fprintln(e.stderr, "sip validate: --list-rules takes no paths")
-			return exitUsage
+			return fail(exitUsage, "Run sip validate --list-rules alone.", "--list-rules takes no paths")
 		}
 		return writeRules(e, *format)
 	}
@@ -82,28 +81,26 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(2 << 30)
 
-	files, code := readPaths(e, paths)
-	if code != exitOK {
-		return code
+	files, err := readPaths(paths)
+	if err != nil {
+		return fail(exitNoInput, "Name a SIP file or a folder of them (default evaluations); sip new writes a first one.", "%v", err)
 	}
 	opts := registry.Options{Dir: sipFolder(paths)}
-	if code := applyConfig(e, *config, &opts); code != exitOK {
-		return code
+	if err := applyConfig(*config, &opts); err != nil {
+		return fail(exitConfig, "Fix the policy file (sip policy check FILE says where), or name another with --config.", "%v", err)
 	}
 	opts.Body.Exists = localFiles
 	if *base != "" {
 		snap, err := baseSnapshot(paths, *base)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "sip validate: --base: %v\n", err)
-			return exitConfig
+			return fail(exitConfig, "Name a revision of the repository the paths are in, e.g. --base origin/main (git fetch it first).", "--base: %v", err)
 		}
 		opts.Base = snap
 	}
 	if *keyFile != "" {
 		k, err := seal.LoadKeyFile(*keyFile)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "sip validate: --sealing-key: %v\n", err)
-			return exitConfig
+			return fail(exitConfig, "Name the registry's age identity file (sip seal --new-key FILE makes one), or leave it out.", "--sealing-key: %v", err)
 		}
 		opts.Key = k
 	}
@@ -124,26 +121,47 @@ func runValidate(ctx context.Context, e env, args []string) int {
 
 // applyConfig reads the policy file named (or the repository's, when the
 // current folder has one) and applies its rules and sections.
-func applyConfig(e env, name string, opts *registry.Options) int {
+func applyConfig(name string, opts *registry.Options) error {
 	explicit := name != ""
 	if !explicit {
 		name = policy.Path
 	}
 	data, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return exitOK
+		return nil
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "sip validate: --config: %v\n", err)
-		return exitConfig
+		return fmt.Errorf("--config: %w", err)
 	}
 	p, err := policy.Parse(data)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "sip validate: %s\n", strings.ReplaceAll(err.Error(), policy.Path, name))
-		return exitConfig
+		return errors.New(strings.ReplaceAll(err.Error(), policy.Path, name))
 	}
 	p.Apply(opts)
-	return exitOK
+	return nil
+}
+
+// failer reports a command's failure: a line and the next step on
+// standard error, or, for --format json, one JSON object on standard
+// output ({"error", "hint", "exit_code"}) so that a program reading the
+// output always gets JSON.
+func failer(e env, cmd string, asJSON bool) func(code int, hint, format string, args ...any) int {
+	return func(code int, hint, format string, args ...any) int {
+		msg := fmt.Sprintf(format, args...)
+		if asJSON {
+			json.NewEncoder(e.stdout).Encode(struct {
+				Error    string `json:"error"`
+				Hint     string `json:"hint"`
+				ExitCode int    `json:"exit_code"`
+			}{msg, hint, code})
+			return code
+		}
+		fmt.Fprintf(e.stderr, "%s: %s\n", cmd, msg)
+		if hint != "" {
+			fmt.Fprintf(e.stderr, "  %s\n", hint)
+		}
+		return code
+	}
 }
 
 // localFiles says whether a path a SIP body links to exists, for paths
@@ -157,21 +175,18 @@ func localFiles(p string) (exists, known bool) {
 }
 
 // readPaths reads the SIP files under every path, each file once.
-func readPaths(e env, paths []string) ([]registry.File, int) {
+func readPaths(paths []string) ([]registry.File, error) {
 	var files []registry.File
 	seen := map[string]bool{}
 	for _, p := range paths {
 		got, err := readPath(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(e.stderr, "sip: %s does not exist\n", p)
-			return nil, exitNoInput
+			return nil, fmt.Errorf("%s does not exist", p)
 		case err != nil:
-			fmt.Fprintf(e.stderr, "sip: %v\n", err)
-			return nil, exitNoInput
+			return nil, err
 		case len(got) == 0:
-			fmt.Fprintf(e.stderr, "sip: %s holds no SIP file (*.md other than README.md)\n", p)
-			return nil, exitNoInput
+			return nil, fmt.Errorf("%s holds no SIP file (*.md other than README.md)", p)
 		}
 		for _, f := range got {
 			if !seen[f.Path] {
@@ -180,7 +195,7 @@ func readPaths(e env, paths []string) ([]registry.File, int) {
 			}
 		}
 	}
-	return files, exitOK
+	return files, nil
 }
 
 // readPath reads one file, or every SIP file below a folder.
