@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -118,34 +119,75 @@ func (s *Server) home(c echo.Context) error {
 
 type evaluationsPage struct {
 	pageBase
-	Modules []string
-	Module  string
-	Rows    []evalRow
+	Modules  []string
+	Module   string
+	Types    []registry.Type // the evaluation types, for the filter
+	Type     string
+	Statuses []registry.Status
+	Status   string
+	Rows     []evalRow // evaluations
+	Process  []evalRow // process SIPs: how the registry works, not taken
+}
+
+// Query is the page's filters as a query string, with one changed.
+func (p evaluationsPage) Query(key, value string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"module": p.Module, "type": p.Type, "status": p.Status} {
+		if k == key {
+			v = value
+		}
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return "/evaluations"
+	}
+	return "/evaluations?" + q.Encode()
 }
 
 // evaluationsTable serves /evaluations: the enroll table, filtered by
-// ?module=.
+// ?module=, ?type= and ?status=; process SIPs are listed apart.
 func (s *Server) evaluationsTable(c echo.Context) error {
 	ctx := c.Request().Context()
 	snap, counts, err := s.catalogWithCounts(ctx)
 	if err != nil {
 		return err
 	}
-	module := c.QueryParam("module")
-	page := evaluationsPage{pageBase: pageBase{Title: "Evaluations", Nav: "evaluations", Version: s.version}, Module: module}
+	page := evaluationsPage{pageBase: pageBase{Title: "Evaluations", Nav: "evaluations", Version: s.version},
+		Module: c.QueryParam("module"), Type: c.QueryParam("type"), Status: c.QueryParam("status"), Statuses: registry.Statuses}
+	for _, t := range registry.Types {
+		if t.IsEvaluation() {
+			page.Types = append(page.Types, t)
+		}
+	}
 	for _, e := range snap.entries {
 		if !e.Removed && !slices.Contains(page.Modules, e.Module) {
 			page.Modules = append(page.Modules, e.Module)
 		}
 	}
 	slices.Sort(page.Modules)
-	if module != "" && !slices.Contains(page.Modules, module) {
-		return notFound("no module "+quote(module), "Pick a module from the list on /evaluations.")
+	switch {
+	case page.Module != "" && !slices.Contains(page.Modules, page.Module):
+		return notFound("no module "+quote(page.Module), "Pick a module from the list on /evaluations.")
+	case page.Type != "" && !slices.Contains(page.Types, registry.Type(page.Type)):
+		return notFound("no evaluation type "+quote(page.Type), "Pick a type from the list on /evaluations.")
+	case page.Status != "" && !slices.Contains(page.Statuses, registry.Status(page.Status)):
+		return notFound("no status "+quote(page.Status), "Pick draft, active or deprecated.")
 	}
-	return s.cachedPage(c, snap, "/evaluations?module="+module, countsFingerprint(counts), func() (string, any, error) {
-		page.Rows = s.rows(snap, counts, func(e *registry.Entry) bool { return module == "" || e.Module == module })
-		if module != "" {
-			page.Title = "Evaluations in " + module
+	key := page.Query("", "")
+	return s.cachedPage(c, snap, key, countsFingerprint(counts), func() (string, any, error) {
+		keep := func(e *registry.Entry) bool {
+			return (page.Module == "" || e.Module == page.Module) && (page.Status == "" || string(e.Status) == page.Status)
+		}
+		page.Rows = s.rows(snap, counts, func(e *registry.Entry) bool {
+			return e.Type.IsEvaluation() && keep(e) && (page.Type == "" || string(e.Type) == page.Type)
+		})
+		if page.Type == "" {
+			page.Process = s.rows(snap, counts, func(e *registry.Entry) bool { return !e.Type.IsEvaluation() && keep(e) })
+		}
+		if page.Module != "" {
+			page.Title = "Evaluations in " + page.Module
 		}
 		return "evaluations", page, nil
 	})

@@ -328,7 +328,7 @@ func TestCachedPagesAreNeverStale(t *testing.T) {
 			t.Error("the front page does not show the new pass")
 		}
 		// Two public passes now (the private agent's is not counted).
-		if _, body := getPage(t, base+"/evaluations"); !strings.Contains(body, `<td class="num">2</td>`) {
+		if _, body := getPage(t, base+"/evaluations"); !strings.Contains(body, `<td class="num" data-label="Passed">2</td>`) {
 			t.Error("the enroll table does not count the new pass")
 		}
 	})

@@ -245,6 +245,24 @@ func TestBrowser(t *testing.T) {
 		t.Error("a link of the hostile SIP ran a script")
 	}
 
+	// On a phone the enroll table reads as cards: nothing scrolls sideways,
+	// each cell says what it is, and the filters narrow it.
+	var scrollWidth, rows int
+	var label string
+	run("the enroll table on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1)),
+		chromedp.Navigate(m.URL+"/evaluations?type=complex_benchmark"), chromedp.WaitVisible("main table", chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector('table.stack td[data-label="Points"]'), '::before').content`, &label),
+		chromedp.Evaluate(`document.querySelector("main table tbody").textContent`, &text),
+		chromedp.Evaluate(`document.querySelectorAll("main table tbody tr").length`, &rows))
+	if scrollWidth > 390 || label != `"Points: "` {
+		t.Errorf("on a 390 px phone the page is %d px wide and a cell is labelled %q", scrollWidth, label)
+	}
+	if rows != 1 || !strings.Contains(text, "AI Safety Benchmark") {
+		t.Errorf("the type filter shows %d rows:\n%s", rows, strings.Join(strings.Fields(text), " "))
+	}
+	run("back to a wide screen", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+
 	if out := os.Getenv("SIP_SCREENSHOTS"); out != "" {
 		screenshots(t, ctx, m.URL, out)
 	}
