@@ -23,6 +23,7 @@ type resultReader interface {
 	RevokeResult(ctx context.Context, resultID, reason string, at time.Time) error
 	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
 	PutExternalCredential(ctx context.Context, c *evaluation.ExternalCredential) error
+	Standings(ctx context.Context, offset, limit int) ([]evaluation.Standing, int, error)
 }
 
 // canRun reports whether this server runs e's handler. Evaluations run by

@@ -220,6 +220,7 @@ func NewServer(cfg Config) *Server {
 		e.GET("/", s.home)
 		e.GET("/evaluations", s.evaluationsTable)
 		e.GET("/evaluations/:ref", s.evaluationDetail)
+		e.GET("/agents", s.agentsDirectory)
 		e.GET("/agents/:name", s.agentProfile)
 		e.GET("/results/:id", s.resultDetail)
 		static := staticHandler()

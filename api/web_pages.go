@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -457,4 +458,52 @@ func (s *Server) credentialPanel(c echo.Context, r *evaluation.Result, a *regist
 	}
 	rep := credential.Verify(raw, s.issuer, localStatus{s, c.Request().Context()}, s.now())
 	return &credentialPanel{Issuer: s.issuer.DID, Download: "/api/v1/results/" + r.ID + "/credential?download=1", Checks: rep.Checks}, nil
+}
+
+// agentsPage is the directory: agents by points.
+type agentsPage struct {
+	pageBase
+	Rows            []standingRow
+	Total, From, To int
+	Prev, Next      int // page numbers, 0 for none
+}
+
+type standingRow struct {
+	Rank int
+	S    evaluation.Standing
+}
+
+// agentsPerPage is how many agents a page of the directory lists.
+const agentsPerPage = 50
+
+// agentsDirectory serves /agents?page=N: public agents by points.
+func (s *Server) agentsDirectory(c echo.Context) error {
+	n := 1
+	if p := c.QueryParam("page"); p != "" {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 1 || v > 1_000_000 {
+			return notFound("no such page of agents", "Pages are numbered from 1.")
+		}
+		n = v
+	}
+	offset := (n - 1) * agentsPerPage
+	rows, total, err := s.evals.Standings(c.Request().Context(), offset, agentsPerPage)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 && n > 1 {
+		return notFound("no such page of agents", "Go back to /agents.")
+	}
+	page := agentsPage{pageBase: pageBase{Title: "Agents", Nav: "agents", Version: s.version}, Total: total,
+		From: offset + 1, To: offset + len(rows)}
+	for i, st := range rows {
+		page.Rows = append(page.Rows, standingRow{Rank: offset + i + 1, S: st})
+	}
+	if n > 1 {
+		page.Prev = n - 1
+	}
+	if offset+len(rows) < total {
+		page.Next = n + 1
+	}
+	return s.renderPage(c, http.StatusOK, "agents", page)
 }

@@ -183,6 +183,10 @@ func TestPagesGolden(t *testing.T) {
 		{"not-found-private-result", "/results/res_quiet_poaw", 404},
 		{"not-found-module", "/evaluations?module=nope", 404},
 		{"not-found-route", "/no/such/page", 404},
+		{"agents", "/agents", 200},
+		{"evaluations-benchmarks", "/evaluations?type=complex_benchmark", 200},
+		{"not-found-agents-page", "/agents?page=0", 404},
+		{"not-found-type", "/evaluations?type=essay", 404},
 	}
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		base := webServer(t, s)

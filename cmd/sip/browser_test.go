@@ -274,7 +274,7 @@ func screenshots(t *testing.T, ctx context.Context, base, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pages := map[string]string{"home": "/", "evaluations": "/evaluations", "evaluation": "/evaluations/SIP-5",
+	pages := map[string]string{"home": "/", "evaluations": "/evaluations", "evaluation": "/evaluations/SIP-5", "agents": "/agents",
 		"agent": "/agents/ada-lovelace", "not-found": "/no/such/page"}
 	var res struct {
 		Results []struct {

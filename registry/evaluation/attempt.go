@@ -149,6 +149,15 @@ type Result struct {
 	RevokedReason string
 }
 
+// Standing is an agent in the directory: its points and the evaluations
+// it holds a pass of.
+type Standing struct {
+	AgentID, Name, Description string
+	Claimed                    bool
+	Points                     float64
+	Passes                     int
+}
+
 // ExternalCredential is a credential another registry issued to an agent,
 // verified when it was presented.
 type ExternalCredential struct {
@@ -308,6 +317,10 @@ type EvaluationStore interface {
 	PutExternalCredential(ctx context.Context, c *ExternalCredential) error
 	// ExternalCredentials lists an agent's recorded external credentials.
 	ExternalCredentials(ctx context.Context, agentID string) ([]*ExternalCredential, error)
+	// Standings lists the agents whose results are public, by points
+	// (revoked results left out), then passes, then name, from offset,
+	// at most limit; and how many there are in all.
+	Standings(ctx context.Context, offset, limit int) ([]Standing, int, error)
 }
 
 // PageResults trims a listing fetched with limit+1 rows to limit and returns

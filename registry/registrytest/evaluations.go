@@ -41,6 +41,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"PassesCountedAndNamed", testPassCounts},
 		{"RevokedResultsAndTheirIndexes", testRevocation},
 		{"ExternalCredentialsNewestKept", testExternalCredentials},
+		{"StandingsByPointsPublicOnly", testStandings},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -572,5 +573,62 @@ func testExternalCredentials(t *testing.T, s FullStore) {
 	}
 	if !got[0].ValidUntil.Equal(t0.Add(time.Hour)) || got[0].Subject != c.Subject {
 		t.Errorf("read back %+v", got[0])
+	}
+}
+
+// testStandings: public agents by points (revoked results left out), then
+// passes, then name; a private agent is not listed; paging by offset.
+func testStandings(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	agents := s.(registry.AgentStore)
+	mustSync(t, s, []registry.File{siptest.SIP(1, "alpha", "active"), siptest.SIP(2, "beta", "active")}, "c1", t0)
+	alpha, _ := s.Entry(ctx, "alpha")
+	beta, _ := s.Entry(ctx, "beta")
+	pass := func(a *registry.Agent, e *registry.Entry, points float64, i int) *evaluation.Result {
+		r, _, err := s.Register(ctx, newRegistration(t, a, e, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.RecordResult(ctx, result(r, true, t0.Add(time.Duration(i)*time.Minute)), points)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	ada, _ := mustAgent(t, agents, "st-ada")
+	bob, _ := mustAgent(t, agents, "st-bob")
+	cy, _ := mustAgent(t, agents, "st-cy")
+	hidden, _ := mustAgent(t, agents, "st-hidden")
+	pass(ada, alpha, 5, 1)
+	pass(bob, alpha, 5, 2)
+	pass(bob, beta, 7, 3)
+	revoked := pass(cy, beta, 50, 4)
+	if err := s.RevokeResult(ctx, revoked.ID, "colluded", t0); err != nil {
+		t.Fatal(err)
+	}
+	pass(hidden, beta, 100, 5)
+	private := false
+	if _, err := agents.UpdateAgent(ctx, hidden.ID, registry.AgentUpdate{ResultsPublic: &private}); err != nil {
+		t.Fatal(err)
+	}
+	all, total, err := s.Standings(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range all {
+		if strings.HasPrefix(st.Name, "st-") {
+			got = append(got, fmt.Sprintf("%s:%g:%d", st.Name, st.Points, st.Passes))
+		}
+	}
+	if want := "st-bob:12:2 st-ada:5:1 st-cy:0:0"; strings.Join(got, " ") != want {
+		t.Errorf("standings %v, want %s", got, want)
+	}
+	if total < 3 {
+		t.Errorf("total %d", total)
+	}
+	page, _, err := s.Standings(ctx, 1, 1)
+	if err != nil || len(page) != 1 || page[0].Name != all[1].Name {
+		t.Errorf("the second page of one: %+v, %v", page, err)
 	}
 }
