@@ -84,6 +84,10 @@ type homePage struct {
 	Modules []moduleGroup
 	Recent  []resultRow
 	Active  int
+	// Source is what the registry follows (the bundled SIPs, a folder, or
+	// a repository and commit), as of its last sync.
+	Source   string
+	SyncedAt time.Time
 }
 
 // home serves /: the active evaluations by module, and recent passes.
@@ -102,7 +106,8 @@ func (s *Server) home(c echo.Context) error {
 		fp += r.ID + ","
 	}
 	return s.cachedPage(c, snap, "/", fp, func() (string, any, error) {
-		page := homePage{pageBase: pageBase{Title: "SIP registry", Nav: "home", Version: s.version}}
+		page := homePage{pageBase: pageBase{Title: "SIP registry", Nav: "home", Version: s.version},
+			Source: snap.state.Source, SyncedAt: snap.state.SyncedAt}
 		byModule := map[string][]evalRow{}
 		for _, r := range s.rows(snap, counts, func(e *registry.Entry) bool { return e.Status == registry.StatusActive }) {
 			byModule[r.E.Module] = append(byModule[r.E.Module], r)

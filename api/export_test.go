@@ -1,0 +1,10 @@
+package api
+
+// Routes lists the methods and paths the server serves, for tests.
+func (s *Server) Routes() [][2]string {
+	var out [][2]string
+	for _, r := range s.echo.Routes() {
+		out = append(out, [2]string{r.Method, r.Path})
+	}
+	return out
+}
