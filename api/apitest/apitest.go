@@ -78,6 +78,14 @@ func (c *Client) Get(path string, out any) *http.Response {
 // nil), and returns it with its body still readable.
 func (c *Client) Do(method, path string, body io.Reader, header http.Header, out any) *http.Response {
 	c.T.Helper()
+	var sent []byte
+	if body != nil {
+		var err error
+		if sent, err = io.ReadAll(body); err != nil {
+			c.T.Fatal(err)
+		}
+		body = bytes.NewReader(sent)
+	}
 	req, err := http.NewRequestWithContext(c.T.Context(), method, c.BaseURL+path, body)
 	if err != nil {
 		c.T.Fatal(err)
@@ -95,6 +103,9 @@ func (c *Client) Do(method, path string, body io.Reader, header http.Header, out
 		c.T.Fatal(err)
 	}
 	c.Check(req, resp, raw)
+	if resp.StatusCode < 300 {
+		c.checkRequest(method, path, sent, header)
+	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
 			c.T.Fatalf("%s %s: %v\n%s", method, path, err, raw)
@@ -130,6 +141,29 @@ func (c *Client) Check(req *http.Request, resp *http.Response, raw []byte) {
 	})
 	if err != nil {
 		c.T.Errorf("%s %s (%d) does not match the OpenAPI document: %v\n%s", req.Method, req.URL.Path, resp.StatusCode, err, clip(raw))
+	}
+}
+
+// checkRequest holds a request the server accepted to the document: what
+// the server takes, the document must describe.
+func (c *Client) checkRequest(method, path string, body []byte, header http.Header) {
+	c.T.Helper()
+	req, err := http.NewRequestWithContext(c.T.Context(), method, c.BaseURL+path, bytes.NewReader(body))
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		c.T.Errorf("%s %s was accepted but the document has no such operation", method, path)
+		return
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	if err := openapi3filter.ValidateRequest(c.T.Context(), in); err != nil {
+		c.T.Errorf("%s %s was accepted but does not match the OpenAPI document: %v\n%s", method, path, err, clip(body))
 	}
 }
 
