@@ -376,8 +376,14 @@ func TestClaimPage(t *testing.T) {
 		return resp.StatusCode, string(b), resp.Header
 	}
 	code, body, h := get("GET", page, nil)
-	if code != 200 || !strings.Contains(body, r.Agent.VerificationCode) || !strings.Contains(body, "<form method=\"post\">") ||
+	if code != 200 || !strings.Contains(body, r.Agent.VerificationCode) || !strings.Contains(body, `<form method="post"`) ||
 		!strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") || strings.Contains(body, "<script") {
+		t.Fatalf("claim page %d %v\n%s", code, h, body)
+	}
+	// In the site's design, with no inline style, and the token kept to
+	// the page: never cached, never sent as a referrer.
+	if !strings.Contains(body, `href="/static/style.css"`) || strings.Contains(body, "<style") ||
+		strings.Contains(h.Get("Content-Security-Policy"), "unsafe-inline") || h.Get("Cache-Control") != "no-store" || h.Get("Referrer-Policy") != "no-referrer" {
 		t.Fatalf("claim page %d %v\n%s", code, h, body)
 	}
 	if code, body, _ := get("POST", page, url.Values{"tweet_url": {"javascript:alert(1)"}}); code != 400 || !strings.Contains(body, "tweet_url must be") {

@@ -1,10 +1,7 @@
 package api
 
 import (
-	"bytes"
-	"embed"
 	"errors"
-	"html/template"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -12,12 +9,8 @@ import (
 	"github.com/sipregistry/sip/registry"
 )
 
-//go:embed templates/*.html
-var templatesFS embed.FS
-
-var pages = template.Must(template.ParseFS(templatesFS, "templates/*.html"))
-
 type claimPageData struct {
+	pageBase
 	Name, Code, Owner, TweetURL, Error string
 	Claimed, Invalid                   bool
 }
@@ -53,17 +46,22 @@ func (s *Server) claimPage(c echo.Context) error {
 	return s.page(c, http.StatusOK, data)
 }
 
-// page renders the claim page with headers that keep it inert: no scripts,
-// no framing, no sniffing.
+// page renders the claim page in the site's design, with the site's
+// headers (no scripts, no framing, no sniffing) and two more: the address
+// holds the claim token, so it is never cached nor sent as a referrer.
 func (s *Server) page(c echo.Context, status int, data claimPageData) error {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, "claim.html", data); err != nil {
+	data.pageBase = pageBase{Title: "Claim " + data.Name, Version: s.version}
+	if data.Invalid {
+		data.Title = "Claim"
+	}
+	body, err := executePage("claim", data)
+	if err != nil {
 		return err
 	}
 	h := c.Response().Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", pageCSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer") // the address holds the claim token
-	return c.HTMLBlob(status, buf.Bytes())
+	h.Set("Referrer-Policy", "no-referrer")
+	return c.HTMLBlob(status, body)
 }
