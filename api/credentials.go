@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,11 +124,21 @@ func (s *Server) statusList(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, raw)
 }
 
-// signedStatusList builds and signs status list n, dated now.
+// signedStatusList is status list n, signed. Signing costs a few
+// milliseconds, so a list is signed once per set of revoked bits and kept:
+// anyone may fetch it, as often as they like, for the price of one query.
 func (s *Server) signedStatusList(ctx context.Context, n int64) ([]byte, error) {
 	revoked, err := s.evals.RevokedIndexes(ctx, n*credential.ListSize, (n+1)*credential.ListSize)
 	if err != nil {
 		return nil, err
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprint(n, revoked)))
+	key := string(sum[:])
+	s.listsMu.Lock()
+	raw, ok := s.lists[key]
+	s.listsMu.Unlock()
+	if ok {
+		return raw, nil
 	}
 	for i := range revoked {
 		revoked[i] -= n * credential.ListSize
@@ -136,7 +147,16 @@ func (s *Server) signedStatusList(ctx context.Context, n int64) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(list)
+	if raw, err = json.Marshal(list); err != nil {
+		return nil, err
+	}
+	s.listsMu.Lock()
+	if s.lists == nil || len(s.lists) >= 64 {
+		s.lists = map[string][]byte{}
+	}
+	s.lists[key] = raw
+	s.listsMu.Unlock()
+	return raw, nil
 }
 
 // localStatus reads this registry's own status lists without HTTP.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
@@ -187,4 +188,81 @@ func TestNoIssuerNoCredentials(t *testing.T) {
 		t.Errorf("did.json without an issuer: %d", resp.StatusCode)
 	}
 	_ = registry.ErrNotFound
+}
+
+// TestCredentialEndpointsRefuseBadInput: the agent endpoints of
+// credentials answer malformed, oversized, unauthorised and misdirected
+// requests with a clear error and record nothing.
+func TestCredentialEndpointsRefuseBadInput(t *testing.T) {
+	const base = "https://registry.test"
+	s := backends["sqlite"](t)
+	w := newWorldWith(t, s, func(c *api.Config) { c.Issuer, c.BaseURL = testIssuer(t, base), base })
+	ada := w.agent("ada-bad")
+	pass := ada.poaw(t, false)
+	for _, tc := range []struct {
+		name, method, path, body string
+		key                      bool
+		want                     int
+	}{
+		{"revoke without a key", "POST", "/api/v1/results/" + pass.Result.ID + "/revoke", "", false, 401},
+		{"revoke with a reason too long", "POST", "/api/v1/results/" + pass.Result.ID + "/revoke", `{"reason":"` + strings.Repeat("x", 501) + `"}`, true, 400},
+		{"revoke with an unknown field", "POST", "/api/v1/results/" + pass.Result.ID + "/revoke", `{"why":"x"}`, true, 400},
+		{"revoke no such result", "POST", "/api/v1/results/res_nope/revoke", "", true, 404},
+		{"attest without a key", "POST", "/api/v1/agents/me/attestations", `{"audience":"did:web:b.example","holder":"https://b.example/agents/ada"}`, false, 401},
+		{"attest to a non-did:web audience", "POST", "/api/v1/agents/me/attestations", `{"audience":"did:key:z6Mk","holder":"https://b.example/agents/ada"}`, true, 400},
+		{"attest for a holder on another site", "POST", "/api/v1/agents/me/attestations", `{"audience":"did:web:b.example","holder":"https://evil.example/agents/ada"}`, true, 400},
+		{"present without a key", "POST", "/api/v1/agents/me/credentials", `{"credential":{},"attestation":{}}`, false, 401},
+		{"present without an attestation", "POST", "/api/v1/agents/me/credentials", `{"credential":{"issuer":"did:web:a.example"}}`, true, 400},
+		{"present something that is not JSON", "POST", "/api/v1/agents/me/credentials", `{"credential":`, true, 400},
+		{"present an untrusted issuer's", "POST", "/api/v1/agents/me/credentials", `{"credential":{"issuer":"did:web:a.example"},"attestation":{"x":1}}`, true, 403},
+		{"verify an oversized credential", "POST", "/api/v1/credentials/verify", `{"x":"` + strings.Repeat("a", credential.MaxSize) + `"}`, false, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var code int
+			if tc.key {
+				code = ada.call(tc.method, tc.path, tc.body, nil)
+			} else {
+				code = w.Do(tc.method, tc.path, strings.NewReader(tc.body), jsonHeader, nil).StatusCode
+			}
+			if code != tc.want {
+				t.Errorf("%s %s: %d, want %d", tc.method, tc.path, code, tc.want)
+			}
+		})
+	}
+	// Nothing was revoked, and the pass still counts.
+	var r resultBody
+	ada.call("GET", "/api/v1/results/"+pass.Result.ID, "", &r)
+	if !r.Result.Passed {
+		t.Errorf("the result after bad requests: %+v", r)
+	}
+	var detail map[string]any
+	ada.call("GET", "/api/v1/results/"+pass.Result.ID, "", &detail)
+	if res := detail["result"].(map[string]any); res["revoked_at"] != nil {
+		t.Errorf("a refused request revoked the result: %v", res)
+	}
+}
+
+// TestStatusListIsSignedOncePerState: the public status list is the same
+// bytes until a bit changes, then changes at once.
+func TestStatusListIsSignedOncePerState(t *testing.T) {
+	const base = "https://registry.test"
+	s := backends["sqlite"](t)
+	w := newWorldWith(t, s, func(c *api.Config) { c.Issuer, c.BaseURL = testIssuer(t, base), base })
+	ada := w.agent("ada-list")
+	pass := ada.poaw(t, false)
+	ada.call("GET", "/api/v1/results/"+pass.Result.ID+"/credential", "", nil)
+	read := func() string {
+		resp := w.Do("GET", "/api/v1/credentials/status/revocation/0", nil, nil, nil)
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	first := read()
+	w.clock.Advance(time.Hour)
+	if again := read(); again != first {
+		t.Error("the list was signed again though no bit changed")
+	}
+	ada.call("POST", "/api/v1/results/"+pass.Result.ID+"/revoke", "", nil)
+	if after := read(); after == first {
+		t.Error("a revocation did not change the list")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -107,6 +108,8 @@ type Server struct {
 	sealing                  *seal.Key
 	sealingDev               bool
 	issuer                   *credential.Issuer
+	listsMu                  sync.Mutex
+	lists                    map[string][]byte // signed status lists by list and revoked bits
 }
 
 // NewServer builds a server; it starts nothing.
