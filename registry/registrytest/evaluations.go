@@ -13,6 +13,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/siptest"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 // FullStore is a store of SIPs, agents and results together, as the
@@ -21,6 +22,7 @@ type FullStore interface {
 	registry.Store
 	registry.AgentStore
 	evaluation.EvaluationStore
+	stats.Source
 }
 
 // RunEvaluationStoreTests runs the registrations-and-results half of the
@@ -42,6 +44,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"RevokedResultsAndTheirIndexes", testRevocation},
 		{"ExternalCredentialsNewestKept", testExternalCredentials},
 		{"StandingsByPointsPublicOnly", testStandings},
+		{"StatisticsFacts", testStatisticsFacts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,93 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/stats"
+)
+
+var _ stats.Source = (*Store)(nil)
+
+// Facts lists an evaluation's results that were not revoked, oldest first.
+func (s *Store) Facts(ctx context.Context, evaluationID string) (_ []stats.Fact, err error) {
+	defer wrap(&err, "Facts")
+	rows, err := s.pool.Query(ctx, `SELECT r.id, r.agent_id, r.version, r.outcome, r.score, r.max_score, g.registered_at, r.completed_at
+		FROM results r JOIN registrations g ON g.id = r.registration_id
+		WHERE r.evaluation_id = $1 AND r.revoked_at IS NULL ORDER BY r.completed_at, r.id`, evaluationID)
+	return collect(rows, err, func(row pgx.Row) (stats.Fact, error) {
+		var f stats.Fact
+		var outcome string
+		var score, maxScore *float64
+		if err := row.Scan(&f.ResultID, &f.AgentID, &f.Version, &outcome, &score, &maxScore, &f.RegisteredAt, &f.CompletedAt); err != nil {
+			return f, err
+		}
+		f.Outcome = evaluation.Outcome(outcome)
+		if score != nil && maxScore != nil {
+			f.Score, f.MaxScore, f.Scored = *score, *maxScore, true
+		}
+		f.RegisteredAt, f.CompletedAt = f.RegisteredAt.UTC(), f.CompletedAt.UTC()
+		return f, nil
+	})
+}
+
+// Mark counts an evaluation's results and revoked results.
+func (s *Store) Mark(ctx context.Context, evaluationID string) (m stats.Mark, err error) {
+	defer wrap(&err, "Mark")
+	err = s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM results WHERE evaluation_id = $1)::int,
+		(SELECT COUNT(*) FROM results WHERE evaluation_id = $1 AND revoked_at IS NOT NULL)::int`, evaluationID).Scan(&m.Results, &m.Revoked)
+	return m, err
+}
+
+type keyCount struct {
+	key string
+	n   int
+}
+
+func scanCount(row pgx.Row) (keyCount, error) {
+	var c keyCount
+	return c, row.Scan(&c.key, &c.n)
+}
+
+// Totals counts agents, registrations and results across the registry.
+func (s *Store) Totals(ctx context.Context) (t stats.Totals, err error) {
+	defer wrap(&err, "Totals")
+	if err := s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM agents)::int, (SELECT COUNT(DISTINCT agent_id) FROM registrations)::int`).
+		Scan(&t.Agents, &t.AgentsRegistered); err != nil {
+		return t, err
+	}
+	t.Registrations = map[evaluation.RegistrationStatus]int{}
+	rows, err := s.pool.Query(ctx, `SELECT status, COUNT(*)::int FROM registrations GROUP BY status`)
+	counts, err := collect(rows, err, scanCount)
+	if err != nil {
+		return t, err
+	}
+	for _, c := range counts {
+		t.Registrations[evaluation.RegistrationStatus(c.key)] = c.n
+	}
+	t.Outcomes = map[evaluation.Outcome]int{}
+	rows, err = s.pool.Query(ctx, `SELECT outcome, COUNT(*)::int FROM results WHERE revoked_at IS NULL GROUP BY outcome`)
+	if counts, err = collect(rows, err, scanCount); err != nil {
+		return t, err
+	}
+	for _, c := range counts {
+		t.Outcomes[evaluation.Outcome(c.key)] = c.n
+	}
+	t.FirstSynced = map[string]time.Time{}
+	rows, err = s.pool.Query(ctx, `SELECT sip_id, MIN(synced_at) FROM sip_versions GROUP BY sip_id`)
+	type first struct {
+		id string
+		at time.Time
+	}
+	firsts, err := collect(rows, err, func(row pgx.Row) (first, error) {
+		var f first
+		return f, row.Scan(&f.id, &f.at)
+	})
+	for _, f := range firsts {
+		t.FirstSynced[f.id] = f.at.UTC()
+	}
+	return t, err
+}
