@@ -85,6 +85,14 @@ type AgentStore interface {
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*Agent, error)
 	// AgentNames maps agent ids to names; unknown ids are left out.
 	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
+	// PublicAgentNames maps to names those of ids whose agents keep their
+	// results public; others, and unknown ids, are left out.
+	PublicAgentNames(ctx context.Context, ids []string) (map[string]string, error)
+	// SearchAgents lists up to limit agents that keep their results
+	// public and whose name or description contains query, ignoring
+	// case: the agent named query first, then names that start with it,
+	// then the rest, each by name.
+	SearchAgents(ctx context.Context, query string, limit int) ([]*Agent, error)
 	// RotateKey replaces the API key of the agent with id, if its key id
 	// is still oldKeyID. Returns ErrConflict when it is not (another
 	// rotation got there first), ErrNotFound for an unknown agent.
@@ -204,4 +212,11 @@ func clipText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// LikePattern is query as a LIKE pattern (with ESCAPE '\') that matches
+// text containing it, lower-cased, with % and _ taken literally.
+func LikePattern(query string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(query)) + "%"
 }

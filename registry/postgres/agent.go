@@ -120,3 +120,30 @@ func (s *Store) RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash stri
 	}
 	return s.AgentByID(ctx, id)
 }
+
+// PublicAgentNames maps to names the ids of agents whose results are public.
+func (s *Store) PublicAgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
+	defer wrap(&err, "PublicAgentNames")
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT id, name FROM agents WHERE results_public AND id = ANY($1)", ids)
+	if err != nil {
+		return nil, err
+	}
+	var id, name string
+	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error { out[id] = name; return nil })
+	return out, err
+}
+
+// SearchAgents finds public agents by name or description.
+func (s *Store) SearchAgents(ctx context.Context, query string, limit int) (_ []*registry.Agent, err error) {
+	defer wrap(&err, "SearchAgents")
+	q := strings.ToLower(query)
+	rows, err := s.pool.Query(ctx, "SELECT "+agentColumns+` FROM agents
+		WHERE results_public AND (name_key LIKE $1 OR lower(description) LIKE $1)
+		ORDER BY name_key = $2 DESC, left(name_key, length($2)) = $2 DESC, name_key LIMIT $3`,
+		registry.LikePattern(query), q, limit)
+	return collect(rows, err, scanAgent)
+}

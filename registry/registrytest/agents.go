@@ -29,6 +29,7 @@ func RunAgentStoreTests(t *testing.T, open AgentOpener) {
 		{"ClaimOnce", testAgentClaim},
 		{"ConcurrentRegistrations", testAgentConcurrentCreate},
 		{"RotateKeyOnce", testAgentRotateKey},
+		{"SearchPublicOnly", testAgentSearch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

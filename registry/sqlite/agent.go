@@ -149,3 +149,36 @@ func (s *Store) RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash stri
 	}
 	return s.AgentByID(ctx, id)
 }
+
+// PublicAgentNames maps to names the ids of agents whose results are public.
+func (s *Store) PublicAgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
+	defer wrap(&err, "PublicAgentNames")
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT id, name FROM agents WHERE results_public = 1 AND id IN ("+placeholders(len(ids))+")", args...)
+	pairs, err := collect(rows, err, func(row scanner) ([2]string, error) {
+		var p [2]string
+		return p, row.Scan(&p[0], &p[1])
+	})
+	for _, p := range pairs {
+		out[p[0]] = p[1]
+	}
+	return out, err
+}
+
+// SearchAgents finds public agents by name or description.
+func (s *Store) SearchAgents(ctx context.Context, query string, limit int) (_ []*registry.Agent, err error) {
+	defer wrap(&err, "SearchAgents")
+	q := strings.ToLower(query)
+	rows, err := s.query(ctx, "SELECT "+agentColumns+` FROM agents
+		WHERE results_public = 1 AND (name_key LIKE ?1 ESCAPE '\' OR lower(description) LIKE ?1 ESCAPE '\')
+		ORDER BY name_key = ?2 DESC, substr(name_key, 1, length(?2)) = ?2 DESC, name_key LIMIT ?3`,
+		registry.LikePattern(query), q, limit)
+	return collect(rows, err, scanAgent)
+}
