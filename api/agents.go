@@ -23,6 +23,8 @@ type agentStore interface {
 	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
 	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
+	PublicAgentNames(ctx context.Context, ids []string) (map[string]string, error)
+	SearchAgents(ctx context.Context, query string, limit int) ([]*registry.Agent, error)
 	RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (*registry.Agent, error)
 }
 

@@ -43,6 +43,9 @@ type snapshot struct {
 	cacheMu sync.Mutex
 	cache   map[string][]byte       // encoded list responses by query
 	pages   map[string]renderedPage // web pages by path, at their latest fingerprint
+
+	searchOnce sync.Once
+	searchDocs []searchDoc // the entries as search reads them, made at the first search
 }
 
 func (c *catalog) current(ctx context.Context) (*snapshot, error) {

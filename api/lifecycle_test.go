@@ -19,6 +19,7 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/siptest"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 // clock is a test clock the server reads.
@@ -98,7 +99,7 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
 	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
-		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
+		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
 		SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if configure != nil {
 		configure(&cfg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/stats"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -82,4 +83,60 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		age = max(c.now().Sub(st.OldestWaiting).Seconds(), 0)
 	}
 	ch <- prometheus.MustNewConstMetric(jobOldestDesc, prometheus.GaugeValue, age)
+}
+
+// overviewCollector exports the registry's success metrics (the figures
+// of /stats, as cached there) when /metrics is scraped.
+type overviewCollector struct {
+	server *Server
+}
+
+var (
+	agentsDesc        = prometheus.NewDesc("sip_agents", "Agents registered with the registry.", nil, nil)
+	agentsActiveDesc  = prometheus.NewDesc("sip_agents_registered_for_evaluation", "Agents registered for at least one evaluation (adoption's numerator).", nil, nil)
+	adoptionDesc      = prometheus.NewDesc("sip_adoption_ratio", "Share of agents registered for at least one evaluation.", nil, nil)
+	completionDesc    = prometheus.NewDesc("sip_completion_ratio", "Share of ended registrations that completed.", nil, nil)
+	passRateDesc      = prometheus.NewDesc("sip_pass_ratio", "Share of graded attempts (passed, failed, expired) that passed.", nil, nil)
+	outcomesDesc      = prometheus.NewDesc("sip_attempts", "Attempts that ended, by outcome (revoked results left out).", []string{"outcome"}, nil)
+	openDesc          = prometheus.NewDesc("sip_registrations_open", "Registrations under way.", nil, nil)
+	contributorsDesc  = prometheus.NewDesc("sip_contributors", "Distinct authors of the registry's SIPs.", nil, nil)
+	evaluationsDesc   = prometheus.NewDesc("sip_evaluations", "Evaluation SIPs by module, and whether active.", []string{"module", "active"}, nil)
+	modulesActiveDesc = prometheus.NewDesc("sip_modules_with_active_evaluations", "Modules with at least one active evaluation (module diversity).", nil, nil)
+)
+
+func (c *overviewCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{agentsDesc, agentsActiveDesc, adoptionDesc, completionDesc, passRateDesc, outcomesDesc,
+		openDesc, contributorsDesc, evaluationsDesc, modulesActiveDesc} {
+		ch <- d
+	}
+}
+
+func (c *overviewCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	o, _, err := c.server.overview(ctx)
+	if err != nil {
+		c.server.log.Warn("metrics: counting the registry", "err", err)
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(agentsDesc, float64(o.Adoption.Of))
+	gauge(agentsActiveDesc, float64(o.Adoption.N))
+	for d, r := range map[*prometheus.Desc]stats.Rate{adoptionDesc: o.Adoption, completionDesc: o.Completion, passRateDesc: o.PassRate} {
+		if r.Known() {
+			gauge(d, r.Percent()/100)
+		}
+	}
+	for _, oc := range o.Outcomes {
+		gauge(outcomesDesc, float64(oc.N), string(oc.Outcome))
+	}
+	gauge(openDesc, float64(o.Open))
+	gauge(contributorsDesc, float64(len(o.Contributors)))
+	for _, m := range o.Modules {
+		gauge(evaluationsDesc, float64(m.Active), m.Module, "true")
+		gauge(evaluationsDesc, float64(m.Evaluations-m.Active), m.Module, "false")
+	}
+	gauge(modulesActiveDesc, float64(o.ActiveModules))
 }

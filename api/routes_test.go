@@ -13,6 +13,7 @@ import (
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 // documented says whether a path is part of the API the OpenAPI document
@@ -36,7 +37,7 @@ func TestEveryRouteDocumented(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
 	srv := api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
-		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Logger: slog.New(slog.DiscardHandler),
+		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler),
 		Webhook: func(echo.Context) error { return nil }})
 	served := map[string]bool{}
 	for _, r := range srv.Routes() {

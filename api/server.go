@@ -17,6 +17,7 @@ import (
 	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/seal"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 // Config is what the server is built from.
@@ -72,6 +73,9 @@ type Config struct {
 	// SealingKeyIsDevelopment says SealingKey is sip's bundled development
 	// key, whose private half is public.
 	SealingKeyIsDevelopment bool
+	// Stats reads what the statistics pages and /metrics count; without
+	// it there are none.
+	Stats stats.Source
 	// Issuer signs passes as Open Badges credentials and publishes its
 	// keys at /.well-known/did.json; without one, no credentials.
 	Issuer *credential.Issuer
@@ -108,6 +112,7 @@ type Server struct {
 	sealing                  *seal.Key
 	sealingDev               bool
 	issuer                   *credential.Issuer
+	stats                    *statsCache
 	listsMu                  sync.Mutex
 	lists                    map[string][]byte // signed status lists by list and revoked bits
 }
@@ -151,6 +156,10 @@ func NewServer(cfg Config) *Server {
 		s.runtime = evaluation.New(ec)
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
+	if cfg.Stats != nil {
+		s.stats = newStatsCache(cfg.Stats, s.now)
+		s.metrics.registry.MustRegister(&overviewCollector{server: s})
+	}
 	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
 
 	e := echo.New()
@@ -226,6 +235,11 @@ func NewServer(cfg Config) *Server {
 		e.GET("/agents", s.agentsDirectory)
 		e.GET("/agents/:name", s.agentProfile)
 		e.GET("/results/:id", s.resultDetail)
+		e.GET("/search", s.search)
+		if s.stats != nil {
+			e.GET("/evaluations/:ref/stats", s.evaluationStats)
+			e.GET("/stats", s.registryStats)
+		}
 		static := staticHandler()
 		for _, p := range []string{"/static/*", "/favicon.ico", "/favicon.svg"} {
 			e.Match([]string{http.MethodGet, http.MethodHead}, p, static)

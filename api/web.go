@@ -43,10 +43,12 @@ var webFuncs = template.FuncMap{
 	"datetime": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	// outcome titles a result that did not pass: Failed, Expired, …
-	"outcome": func(r *evaluation.Result) string {
-		o := strings.ReplaceAll(string(r.EndedAs()), "_", " ")
-		return strings.ToUpper(o[:1]) + o[1:]
-	},
+	"outcome":      func(r *evaluation.Result) string { return outcomeTitle(r.EndedAs()) },
+	"outcomeTitle": outcomeTitle,
+	"percent":      percent,
+	"duration":     duration,
+	// share writes a share of 1 as a percentage.
+	"share": func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
 	"short": func(s string) string {
 		if len(s) > 7 {
 			return s[:7]
@@ -87,6 +89,15 @@ var webFuncs = template.FuncMap{
 	"typeName": func(t registry.Type) string {
 		return strings.ReplaceAll(string(t), "_", " ")
 	},
+}
+
+// outcomeTitle titles an outcome: Passed, Not graded, …
+func outcomeTitle(o evaluation.Outcome) string {
+	t := strings.ReplaceAll(string(o), "_", " ")
+	if t == "" {
+		return ""
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
 }
 
 // webPages are the page templates, each with the layout.

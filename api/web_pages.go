@@ -213,6 +213,7 @@ type evaluationPage struct {
 	Versions   []versionRow
 	Results    []resultRow
 	Passes     int
+	StatsLink  bool
 }
 
 // evaluationDetail serves /evaluations/{sip}: the whole SIP, rendered.
@@ -227,7 +228,7 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 		return notFound("no evaluation "+quote(c.Param("ref")), "See /evaluations for the list.")
 	}
 	page := evaluationPage{pageBase: pageBase{Title: fmt.Sprintf("SIP-%d: %s", e.Number, e.Name), Nav: "evaluations", Version: s.version},
-		E: e, Body: s.markdown.render(e.ContentSHA256, e.Body), Chain: chain(snap, e)}
+		E: e, Body: s.markdown.render(e.ContentSHA256, e.Body), Chain: chain(snap, e), StatsLink: s.stats != nil}
 	for _, other := range snap.entries {
 		if !other.Removed && slices.Contains(other.Prerequisites, e.ID) {
 			page.RequiredBy = append(page.RequiredBy, other)

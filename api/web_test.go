@@ -20,6 +20,7 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -144,7 +145,7 @@ func webServer(t *testing.T, s registry.Store) string {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore),
-		Sessions: s.(evaluation.SessionStore), Logger: slog.New(slog.DiscardHandler), Version: "test", CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
+		Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler), Version: "test", Now: func() time.Time { return webT0.Add(72 * time.Hour) }, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -187,6 +188,14 @@ func TestPagesGolden(t *testing.T) {
 		{"evaluations-benchmarks", "/evaluations?type=complex_benchmark", 200},
 		{"not-found-agents-page", "/agents?page=0", 404},
 		{"not-found-type", "/evaluations?type=essay", 404},
+		{"evaluation-poaw-stats", "/evaluations/SIP-2/stats", 200},
+		{"evaluation-certification-stats", "/evaluations/SIP-8/stats", 200},
+		{"not-found-process-stats", "/evaluations/SIP-1/stats", 404},
+		{"stats", "/stats", 200},
+		{"search-empty", "/search", 200},
+		{"search-poaw", "/search?q=poaw", 200},
+		{"search-agents", "/search?q=ada", 200},
+		{"search-body-words", "/search?q=hash+nonce", 200},
 	}
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		base := webServer(t, s)

@@ -266,7 +266,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
+	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, Stats: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
 		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres"
 	"github.com/sipregistry/sip/registry/sqlite"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 // store is what the commands need of a registry database.
@@ -25,6 +26,7 @@ type store interface {
 	inbox.Store
 	evaluation.SessionStore
 	registry.SecretStore
+	stats.Source
 	Migrate(ctx context.Context) error
 }
 

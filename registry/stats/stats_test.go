@@ -26,7 +26,7 @@ func TestSummarize(t *testing.T) {
 	facts := []Fact{
 		fact("ada", "1.0.0", evaluation.OutcomeFailed, 3, 0, time.Hour),
 		fact("bob", "1.0.0", evaluation.OutcomePassed, 10, 0, 2*time.Hour),
-		fact("ada", "1.1.0", evaluation.OutcomePassed, 8, day, 3*day),    // ada: 3 days from first registration
+		fact("ada", "1.1.0", evaluation.OutcomePassed, 8, day, 3*day),      // ada: 3 days from first registration
 		fact("cy", "1.1.0", evaluation.OutcomeCancelled, -1, 8*day, 8*day), // not graded
 		fact("dee", "1.1.0", evaluation.OutcomeExpired, 0, 9*day, 9*day),
 	}

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/stats"
+)
+
+// leaderboardSize is how many agents a page's leaderboard shows.
+const leaderboardSize = 10
+
+// leader is a row of a leaderboard, with the agent's public name.
+type leader struct {
+	Rank  int
+	Name  string
+	S     stats.Standing
+	Share float64 // Best: the score as a percentage of the maximum
+}
+
+type binRow struct {
+	Label string
+	N     int
+}
+
+type evaluationStatsPage struct {
+	pageBase
+	E *registry.Entry
+	F *stats.Evaluation
+	// Charts: the score distribution, attempts over time, and pass rate
+	// by version.
+	ScoreChart, TimeChart, VersionChart barChart
+	Bins                                []binRow
+	Best, First                         []leader
+	PeriodLabel                         string // "Week of" or "Month"
+}
+
+// evaluationStats serves /evaluations/{sip}/stats: how an evaluation is
+// doing, and its leaderboards.
+func (s *Server) evaluationStats(c echo.Context) error {
+	ctx := c.Request().Context()
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return err
+	}
+	e := snap.lookup(c.Param("ref"))
+	if e == nil {
+		return notFound("no evaluation "+quote(c.Param("ref")), "See /evaluations for the list.")
+	}
+	if !e.Type.IsEvaluation() {
+		return notFound(fmt.Sprintf("SIP-%d is a process SIP: nobody takes it, so it has no statistics", e.Number), "See /evaluations for the evaluations.")
+	}
+	f, err := s.stats.evaluation(ctx, e.ID)
+	if err != nil {
+		return err
+	}
+	page := evaluationStatsPage{pageBase: pageBase{Title: fmt.Sprintf("Statistics · SIP-%d: %s", e.Number, e.Name), Nav: "evaluations", Version: s.version},
+		E: e, F: f, PeriodLabel: "Week of"}
+	if f.Monthly {
+		page.PeriodLabel = "Month"
+	}
+	page.ScoreChart = barChart{ID: "scores", Title: "Score distribution",
+		Desc: fmt.Sprintf("%d scored attempts by score, as a share of the maximum, in tenths.", f.Scored), Series: []chartSeries{{Name: "Attempts"}}}
+	for i, n := range f.Scores {
+		label := fmt.Sprintf("%d–%d%%", i*10, i*10+9)
+		if i == stats.Bins-1 {
+			label = "90–100%"
+		}
+		page.ScoreChart.Labels = append(page.ScoreChart.Labels, label)
+		page.ScoreChart.Series[0].Values = append(page.ScoreChart.Series[0].Values, float64(n))
+		page.Bins = append(page.Bins, binRow{label, n})
+	}
+	page.TimeChart = barChart{ID: "time", Title: "Attempts and passes over time",
+		Desc:   fmt.Sprintf("Attempts (wide bars) and passes (narrow bars) per %s.", map[bool]string{true: "month", false: "week"}[f.Monthly]),
+		Series: []chartSeries{{Name: "Attempts"}, {Name: "Passes"}}}
+	for _, p := range f.Periods {
+		page.TimeChart.Labels = append(page.TimeChart.Labels, periodLabel(p.Start, f.Monthly))
+		page.TimeChart.Series[0].Values = append(page.TimeChart.Series[0].Values, float64(p.Attempts))
+		page.TimeChart.Series[1].Values = append(page.TimeChart.Series[1].Values, float64(p.Passes))
+	}
+	page.VersionChart = barChart{ID: "versions", Title: "Pass rate by version", Percent: true,
+		Desc: "The share of graded attempts that passed, under each version of the SIP.", Series: []chartSeries{{Name: "Pass rate"}}}
+	for _, v := range f.Versions {
+		page.VersionChart.Labels = append(page.VersionChart.Labels, v.Version)
+		page.VersionChart.Series[0].Values = append(page.VersionChart.Series[0].Values, v.PassRate.Percent())
+	}
+	if page.Best, err = s.leaders(ctx, f.Best); err != nil {
+		return err
+	}
+	if page.First, err = s.leaders(ctx, f.First); err != nil {
+		return err
+	}
+	return s.renderPage(c, http.StatusOK, "evaluation_stats", page)
+}
+
+// leaders keeps the first leaderboardSize standings of agents whose
+// results are public (asked of the store now, not cached: an agent that
+// hides its results leaves the boards at once).
+func (s *Server) leaders(ctx context.Context, st []stats.Standing) ([]leader, error) {
+	ids := make([]string, len(st))
+	for i, x := range st {
+		ids[i] = x.AgentID
+	}
+	names, err := s.agents.PublicAgentNames(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []leader
+	for _, x := range st {
+		name, ok := names[x.AgentID]
+		if !ok {
+			continue
+		}
+		l := leader{Rank: len(out) + 1, Name: name, S: x}
+		if x.MaxScore > 0 {
+			l.Share = 100 * x.Score / x.MaxScore
+		}
+		if out = append(out, l); len(out) == leaderboardSize {
+			break
+		}
+	}
+	return out, nil
+}
+
+func periodLabel(t time.Time, monthly bool) string {
+	if monthly {
+		return t.Format("Jan 2006")
+	}
+	return t.Format("2 Jan")
+}
+
+type statsPage struct {
+	pageBase
+	O                         *stats.Overview
+	At                        time.Time
+	MergedChart, ModulesChart barChart
+	OutcomesChart             barChart
+	Contributors              []stats.Contributor
+	MoreContributors          int
+}
+
+// contributorsShown is how many contributors /stats lists.
+const contributorsShown = 20
+
+// registryStats serves /stats: the registry's success metrics.
+func (s *Server) registryStats(c echo.Context) error {
+	ctx := c.Request().Context()
+	o, at, err := s.overview(ctx)
+	if err != nil {
+		return err
+	}
+	page := statsPage{pageBase: pageBase{Title: "Statistics", Nav: "stats", Version: s.version}, O: o, At: at}
+	page.MergedChart = barChart{ID: "merged", Title: "SIPs merged by month", Desc: "New SIPs per month, by when their first version reached the registry.",
+		Series: []chartSeries{{Name: "SIPs"}}}
+	for _, p := range o.Merged {
+		page.MergedChart.Labels = append(page.MergedChart.Labels, p.Start.Format("Jan 2006"))
+		page.MergedChart.Series[0].Values = append(page.MergedChart.Series[0].Values, float64(p.Attempts))
+	}
+	page.ModulesChart = barChart{ID: "modules", Title: "Evaluations by module", Desc: "Evaluations (wide bars) and active evaluations (narrow bars) in each module.",
+		Series: []chartSeries{{Name: "Evaluations"}, {Name: "Active"}}}
+	for _, m := range o.Modules {
+		page.ModulesChart.Labels = append(page.ModulesChart.Labels, m.Module)
+		page.ModulesChart.Series[0].Values = append(page.ModulesChart.Series[0].Values, float64(m.Evaluations))
+		page.ModulesChart.Series[1].Values = append(page.ModulesChart.Series[1].Values, float64(m.Active))
+	}
+	page.OutcomesChart = barChart{ID: "outcomes", Title: "Attempts by outcome", Desc: "Every attempt that ended, by how it ended.",
+		Series: []chartSeries{{Name: "Attempts"}}}
+	for _, oc := range o.Outcomes {
+		page.OutcomesChart.Labels = append(page.OutcomesChart.Labels, outcomeTitle(oc.Outcome))
+		page.OutcomesChart.Series[0].Values = append(page.OutcomesChart.Series[0].Values, float64(oc.N))
+	}
+	page.Contributors = o.Contributors
+	if n := len(o.Contributors); n > contributorsShown {
+		page.Contributors, page.MoreContributors = o.Contributors[:contributorsShown], n-contributorsShown
+	}
+	return s.renderPage(c, http.StatusOK, "stats", page)
+}
+
+// overview is the registry's success metrics and when they were counted.
+func (s *Server) overview(ctx context.Context) (*stats.Overview, time.Time, error) {
+	snap, err := s.catalog.current(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	t, at, err := s.stats.totals(ctx, snap.generation)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return stats.Overall(t, snap.entries), at, nil
+}
+
+// percent writes a rate as "42%" ("–" without a denominator).
+func percent(r stats.Rate) string {
+	if !r.Known() {
+		return "–"
+	}
+	p := r.Percent()
+	if p > 0 && p < 1 {
+		return "<1%"
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+}
+
+// duration writes a time to pass: minutes, hours or days.
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1f h", d.Hours())
+	}
+	return fmt.Sprintf("%.1f days", d.Hours()/24)
+}
