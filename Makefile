@@ -38,7 +38,8 @@ bench:
 	$(GO) test -run '^$$' -bench ListEvaluations -benchtime 1x -count 3 ./api
 	$(GO) test -run '^$$' -bench PoAWFlow -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench CertificationJobs -benchtime 1x -count 2 ./api
-	$(GO) test -run '^$$' -bench Pages -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench '^BenchmarkPages$$' -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench StatsPages -benchtime 1x ./api
 	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot

@@ -24,7 +24,7 @@ type agentStore interface {
 	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
 	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
 	PublicAgentNames(ctx context.Context, ids []string) (map[string]string, error)
-	SearchAgents(ctx context.Context, query string, limit int) ([]*registry.Agent, error)
+	PublicAgents(ctx context.Context) ([]registry.AgentCard, error)
 	RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (*registry.Agent, error)
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"sort"
@@ -17,7 +18,7 @@ import (
 
 const (
 	maxQueryRunes  = 100
-	maxSIPHits     = 50
+	maxSIPHits     = 30
 	maxAgentHits   = 20
 	snippetContext = 80
 )
@@ -47,6 +48,7 @@ type sipHit struct {
 	E       *registry.Entry
 	Snippet string // the body around the first match, when the body matched
 	score   int
+	word    string // the first word found only in the body
 }
 
 // searchSIPs ranks the entries every word of q matches: an exact id or
@@ -91,11 +93,7 @@ func searchSIPs(snap *snapshot, q string) []sipHit {
 		if total == 0 {
 			continue
 		}
-		h := sipHit{E: d.e, score: total}
-		if bodyWord != "" {
-			h.Snippet = snippet(d.e.Body, bodyWord)
-		}
-		hits = append(hits, h)
+		hits = append(hits, sipHit{E: d.e, score: total, word: bodyWord})
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].score != hits[j].score {
@@ -103,13 +101,26 @@ func searchSIPs(snap *snapshot, q string) []sipHit {
 		}
 		return hits[i].E.Number < hits[j].E.Number
 	})
-	return hits[:min(len(hits), maxSIPHits)]
+	hits = hits[:min(len(hits), maxSIPHits)]
+	finders := map[string]*regexp.Regexp{}
+	for i, h := range hits {
+		if h.word == "" {
+			continue
+		}
+		re := finders[h.word]
+		if re == nil {
+			re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(h.word))
+			finders[h.word] = re
+		}
+		hits[i].Snippet = snippet(h.E.Body, re)
+	}
+	return hits
 }
 
-// snippet is the body's text around the first match of word (ignoring
-// case, as the search did), on one line.
-func snippet(body, word string) string {
-	loc := regexp.MustCompile("(?i)" + regexp.QuoteMeta(word)).FindStringIndex(body)
+// snippet is the body's text around the first match of find (the word
+// the search found, ignoring case), on one line.
+func snippet(body string, find *regexp.Regexp) string {
+	loc := find.FindStringIndex(body)
 	if loc == nil { // lower-casing matched what case folding does not
 		return ""
 	}
@@ -134,7 +145,7 @@ type searchPage struct {
 	pageBase
 	Q      string
 	SIPs   []sipHit
-	Agents []*registry.Agent
+	Agents []registry.AgentCard
 	// TooLong says the query was cut to maxQueryRunes.
 	TooLong bool
 }
@@ -159,9 +170,38 @@ func (s *Server) search(c echo.Context) error {
 			return err
 		}
 		page.SIPs = searchSIPs(snap, q)
-		if page.Agents, err = s.agents.SearchAgents(ctx, q, maxAgentHits); err != nil {
+		if page.Agents, err = s.searchAgents(ctx, q); err != nil {
 			return err
 		}
 	}
 	return s.renderPage(c, http.StatusOK, "search", page)
+}
+
+// searchAgents finds public agents in the index, and keeps those the
+// store still says are public.
+func (s *Server) searchAgents(ctx context.Context, q string) ([]registry.AgentCard, error) {
+	all, err := s.agentIndex.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hits := matchAgents(all, q, maxAgentHits)
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	public, err := s.agents.PublicAgentNames(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if name, ok := public[h.ID]; ok {
+			h.Name = name
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }

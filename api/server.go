@@ -113,6 +113,7 @@ type Server struct {
 	sealingDev               bool
 	issuer                   *credential.Issuer
 	stats                    *statsCache
+	agentIndex               *agentIndex
 	listsMu                  sync.Mutex
 	lists                    map[string][]byte // signed status lists by list and revoked bits
 }
@@ -156,6 +157,9 @@ func NewServer(cfg Config) *Server {
 		s.runtime = evaluation.New(ec)
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
+	if cfg.Agents != nil {
+		s.agentIndex = &agentIndex{load: cfg.Agents.PublicAgents, now: s.now}
+	}
 	if cfg.Stats != nil {
 		s.stats = newStatsCache(cfg.Stats, s.now)
 		s.metrics.registry.MustRegister(&overviewCollector{server: s})

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -60,6 +59,19 @@ func (s *Server) evaluationStats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Who may be named is asked now, for both boards at once; the page
+	// is rendered again only when the figures or those names change.
+	names, err := s.publicNames(ctx, f.Best, f.First)
+	if err != nil {
+		return err
+	}
+	fp := fmt.Sprintf("%p;%s", f, namesFingerprint(names))
+	return s.cachedPage(c, snap, "/evaluations/"+e.ID+"/stats", fp, func() (string, any, error) {
+		return "evaluation_stats", s.evaluationStatsPage(e, f, names), nil
+	})
+}
+
+func (s *Server) evaluationStatsPage(e *registry.Entry, f *stats.Evaluation, names map[string]string) evaluationStatsPage {
 	page := evaluationStatsPage{pageBase: pageBase{Title: fmt.Sprintf("Statistics · SIP-%d: %s", e.Number, e.Name), Nav: "evaluations", Version: s.version},
 		E: e, F: f, PeriodLabel: "Week of"}
 	if f.Monthly {
@@ -90,27 +102,36 @@ func (s *Server) evaluationStats(c echo.Context) error {
 		page.VersionChart.Labels = append(page.VersionChart.Labels, v.Version)
 		page.VersionChart.Series[0].Values = append(page.VersionChart.Series[0].Values, v.PassRate.Percent())
 	}
-	if page.Best, err = s.leaders(ctx, f.Best); err != nil {
-		return err
-	}
-	if page.First, err = s.leaders(ctx, f.First); err != nil {
-		return err
-	}
-	return s.renderPage(c, http.StatusOK, "evaluation_stats", page)
+	page.Best, page.First = leaders(f.Best, names), leaders(f.First, names)
+	return page
 }
 
-// leaders keeps the first leaderboardSize standings of agents whose
-// results are public (asked of the store now, not cached: an agent that
-// hides its results leaves the boards at once).
-func (s *Server) leaders(ctx context.Context, st []stats.Standing) ([]leader, error) {
-	ids := make([]string, len(st))
-	for i, x := range st {
-		ids[i] = x.AgentID
+// publicNames maps to names the agents of the standings whose results
+// are public: asked of the store at every view, not cached, so an agent
+// that hides its results leaves the boards at once.
+func (s *Server) publicNames(ctx context.Context, boards ...[]stats.Standing) (map[string]string, error) {
+	var ids []string
+	for _, b := range boards {
+		for _, x := range b {
+			ids = append(ids, x.AgentID)
+		}
 	}
-	names, err := s.agents.PublicAgentNames(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
+	return s.agents.PublicAgentNames(ctx, ids)
+}
+
+// namesFingerprint identifies a set of names.
+func namesFingerprint(names map[string]string) string {
+	return countsFingerprint(func() map[string]int {
+		m := make(map[string]int, len(names))
+		for id, n := range names {
+			m[id+":"+n] = 1
+		}
+		return m
+	}())
+}
+
+// leaders keeps the first leaderboardSize standings of agents named.
+func leaders(st []stats.Standing, names map[string]string) []leader {
 	var out []leader
 	for _, x := range st {
 		name, ok := names[x.AgentID]
@@ -125,7 +146,7 @@ func (s *Server) leaders(ctx context.Context, st []stats.Standing) ([]leader, er
 			break
 		}
 	}
-	return out, nil
+	return out
 }
 
 func periodLabel(t time.Time, monthly bool) string {
@@ -151,10 +172,20 @@ const contributorsShown = 20
 // registryStats serves /stats: the registry's success metrics.
 func (s *Server) registryStats(c echo.Context) error {
 	ctx := c.Request().Context()
-	o, at, err := s.overview(ctx)
+	snap, err := s.catalog.current(ctx)
 	if err != nil {
 		return err
 	}
+	t, at, err := s.stats.totals(ctx, snap.generation)
+	if err != nil {
+		return err
+	}
+	return s.cachedPage(c, snap, "/stats", at.Format(time.RFC3339Nano), func() (string, any, error) {
+		return "stats", s.statsPage(stats.Overall(t, snap.entries), at), nil
+	})
+}
+
+func (s *Server) statsPage(o *stats.Overview, at time.Time) statsPage {
 	page := statsPage{pageBase: pageBase{Title: "Statistics", Nav: "stats", Version: s.version}, O: o, At: at}
 	page.MergedChart = barChart{ID: "merged", Title: "SIPs merged by month", Desc: "New SIPs per month, by when their first version reached the registry.",
 		Series: []chartSeries{{Name: "SIPs"}}}
@@ -179,7 +210,7 @@ func (s *Server) registryStats(c echo.Context) error {
 	if n := len(o.Contributors); n > contributorsShown {
 		page.Contributors, page.MoreContributors = o.Contributors[:contributorsShown], n-contributorsShown
 	}
-	return s.renderPage(c, http.StatusOK, "stats", page)
+	return page
 }
 
 // overview is the registry's success metrics and when they were counted.

@@ -88,11 +88,9 @@ type AgentStore interface {
 	// PublicAgentNames maps to names those of ids whose agents keep their
 	// results public; others, and unknown ids, are left out.
 	PublicAgentNames(ctx context.Context, ids []string) (map[string]string, error)
-	// SearchAgents lists up to limit agents that keep their results
-	// public and whose name or description contains query, ignoring
-	// case: the agent named query first, then names that start with it,
-	// then the rest, each by name.
-	SearchAgents(ctx context.Context, query string, limit int) ([]*Agent, error)
+	// PublicAgents lists the id, name and description of every agent
+	// that keeps its results public, by name: what search reads.
+	PublicAgents(ctx context.Context) ([]AgentCard, error)
 	// RotateKey replaces the API key of the agent with id, if its key id
 	// is still oldKeyID. Returns ErrConflict when it is not (another
 	// rotation got there first), ErrNotFound for an unknown agent.
@@ -214,9 +212,7 @@ func clipText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// LikePattern is query as a LIKE pattern (with ESCAPE '\') that matches
-// text containing it, lower-cased, with % and _ taken literally.
-func LikePattern(query string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(strings.ToLower(query)) + "%"
+// AgentCard is the little of an agent that search and listings show.
+type AgentCard struct {
+	ID, Name, Description string
 }

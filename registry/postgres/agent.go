@@ -137,13 +137,12 @@ func (s *Store) PublicAgentNames(ctx context.Context, ids []string) (_ map[strin
 	return out, err
 }
 
-// SearchAgents finds public agents by name or description.
-func (s *Store) SearchAgents(ctx context.Context, query string, limit int) (_ []*registry.Agent, err error) {
-	defer wrap(&err, "SearchAgents")
-	q := strings.ToLower(query)
-	rows, err := s.pool.Query(ctx, "SELECT "+agentColumns+` FROM agents
-		WHERE results_public AND (name_key LIKE $1 OR lower(description) LIKE $1)
-		ORDER BY name_key = $2 DESC, left(name_key, length($2)) = $2 DESC, name_key LIMIT $3`,
-		registry.LikePattern(query), q, limit)
-	return collect(rows, err, scanAgent)
+// PublicAgents lists the agents whose results are public, by name.
+func (s *Store) PublicAgents(ctx context.Context) (_ []registry.AgentCard, err error) {
+	defer wrap(&err, "PublicAgents")
+	rows, err := s.pool.Query(ctx, "SELECT id, name, description FROM agents WHERE results_public ORDER BY name_key")
+	return collect(rows, err, func(row pgx.Row) (registry.AgentCard, error) {
+		var a registry.AgentCard
+		return a, row.Scan(&a.ID, &a.Name, &a.Description)
+	})
 }

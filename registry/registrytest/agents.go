@@ -29,7 +29,7 @@ func RunAgentStoreTests(t *testing.T, open AgentOpener) {
 		{"ClaimOnce", testAgentClaim},
 		{"ConcurrentRegistrations", testAgentConcurrentCreate},
 		{"RotateKeyOnce", testAgentRotateKey},
-		{"SearchPublicOnly", testAgentSearch},
+		{"PublicAgentsOnly", testPublicAgents},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -172,13 +172,12 @@ func (s *Store) PublicAgentNames(ctx context.Context, ids []string) (_ map[strin
 	return out, err
 }
 
-// SearchAgents finds public agents by name or description.
-func (s *Store) SearchAgents(ctx context.Context, query string, limit int) (_ []*registry.Agent, err error) {
-	defer wrap(&err, "SearchAgents")
-	q := strings.ToLower(query)
-	rows, err := s.query(ctx, "SELECT "+agentColumns+` FROM agents
-		WHERE results_public = 1 AND (name_key LIKE ?1 ESCAPE '\' OR lower(description) LIKE ?1 ESCAPE '\')
-		ORDER BY name_key = ?2 DESC, substr(name_key, 1, length(?2)) = ?2 DESC, name_key LIMIT ?3`,
-		registry.LikePattern(query), q, limit)
-	return collect(rows, err, scanAgent)
+// PublicAgents lists the agents whose results are public, by name.
+func (s *Store) PublicAgents(ctx context.Context) (_ []registry.AgentCard, err error) {
+	defer wrap(&err, "PublicAgents")
+	rows, err := s.query(ctx, "SELECT id, name, description FROM agents WHERE results_public = 1 ORDER BY name_key")
+	return collect(rows, err, func(row scanner) (registry.AgentCard, error) {
+		var a registry.AgentCard
+		return a, row.Scan(&a.ID, &a.Name, &a.Description)
+	})
 }
