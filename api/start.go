@@ -31,18 +31,21 @@ type promptView struct {
 func (s *Server) startView(e *registry.Entry, st *evaluation.Started) any {
 	type head struct {
 		Success        bool   `json:"success"`
+		Kind           string `json:"kind"`
 		EvaluationID   string `json:"evaluation_id"`
 		RegistrationID string `json:"registration_id"`
 	}
-	h := head{true, e.ID, st.Registration.ID}
+	h := head{true, "instructions", e.ID, st.Registration.ID}
 	switch {
 	case st.Challenge != nil:
+		h.Kind = "challenge"
 		ch := st.Challenge
 		return struct {
 			head
 			Challenge challengeView `json:"challenge"`
 		}{h, challengeView{ch.ID, s.baseURL + "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID, st.Instructions, timestamp(ch.ExpiresAt)}}
 	case st.Questions != nil:
+		h.Kind = "questions"
 		qs := make([]questionView, 0, len(st.Questions))
 		for _, q := range st.Questions {
 			qs = append(qs, questionView{q.ID, q.Prompt, q.Choices, q.Points})
@@ -55,6 +58,7 @@ func (s *Server) startView(e *registry.Entry, st *evaluation.Started) any {
 			Instructions string         `json:"instructions"`
 		}{h, qs, st.PassingScore, timestamp(st.ExpiresAt), st.Instructions}
 	case st.Job != nil:
+		h.Kind = "prompts"
 		prompts := make([]promptView, 0, len(st.Prompts))
 		for _, p := range st.Prompts {
 			prompts = append(prompts, promptView{p.ID, p.Category, p.Messages})
@@ -72,6 +76,7 @@ func (s *Server) startView(e *registry.Entry, st *evaluation.Started) any {
 			Instructions   string    `json:"instructions"`
 		}{h, st.Job.ID, st.Job.Nonce, timestamp(st.Job.NonceExpiresAt), blueprint{prompts, st.PassingScore}, st.Instructions}
 	case st.MultiAgent:
+		h.Kind = "session"
 		var sess *sessionView
 		if st.Session != nil {
 			v := toSession(st.Session, s.now())

@@ -66,6 +66,9 @@ func (benchmarkRunner) Submit(ctx context.Context, t *Take, decode func(any) err
 	if err := decode(&sub); err != nil {
 		return nil, err
 	}
+	if sub.Answers == nil {
+		return nil, missing("answers", "Submit {\"answers\": {\"question id\": \"answer\"}}.")
+	}
 	cfg, err := t.s.questions(t.Def, t.Reg.ID)
 	if err != nil {
 		return nil, err

@@ -66,7 +66,7 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 		return nil, invalid("scores", "a benchmark's free answers are graded with scores: {question id: points}", "Send {\"registration_id\", \"scores\": {…}}.")
 	}
 	if req.RegistrationID == "" {
-		return nil, invalid("registration_id", "registration_id is required", "Send the registration you claimed.")
+		return nil, missing("registration_id", "Send the registration you claimed.")
 	}
 	sess, err := s.sessions.SessionByRegistration(ctx, req.RegistrationID)
 	if errors.Is(err, registry.ErrNotFound) || err == nil && sess.EvaluationID != e.ID {

@@ -67,6 +67,12 @@ func (certificationRunner) Submit(ctx context.Context, t *Take, decode func(any)
 	if err := decode(&sub); err != nil {
 		return nil, err
 	}
+	switch {
+	case sub.Nonce == "":
+		return nil, missing("nonce", "Submit the nonce start returned with the job.")
+	case len(sub.Transcript) == 0:
+		return nil, missing("transcript", "Submit {\"nonce\", \"transcript\": [{\"prompt_id\", \"response\"}]}, every prompt answered once.")
+	}
 	job, err := t.s.jobs.JobByRegistration(ctx, t.Reg.ID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, conflict("conflict", "the certification was not started", "Start it first: POST "+evaluationPath(t.Entry)+"/start.")

@@ -77,7 +77,11 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 		if err := t.open(ctx); err != nil {
 			return nil, submitRefusal(t.Entry, err)
 		}
-		return nil, invalid("challenge_id", "challenge_id and hash are required", "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
+		field := "challenge_id"
+		if sub.ChallengeID != "" {
+			field = "hash"
+		}
+		return nil, missing(field, "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
 	}
 	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.Agent.ID, t.Entry.ID, sub.ChallengeID)
 	if errors.Is(err, registry.ErrNotFound) {

@@ -204,7 +204,7 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 		return nil, invalid("scores", "scores grade a benchmark's free answers, and "+e.ID+" has none for a proctor", "Send passed (and score) instead.")
 	}
 	if req.Passed == nil {
-		return nil, invalid("passed", "passed is required", "Send {\"passed\": true|false, …}.")
+		return nil, missing("passed", "Send {\"passed\": true|false, …}.")
 	}
 	sess, err := s.claimedSession(ctx, e, proctor, req)
 	if err != nil {

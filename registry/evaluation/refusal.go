@@ -40,6 +40,12 @@ func invalid(field, msg, hint string) *Refusal {
 	return r
 }
 
+// missing refuses a request that lacks a required field: 400, naming
+// it. Every required field of every submission is refused this way.
+func missing(field, hint string) *Refusal {
+	return invalid(field, field+" is required", hint)
+}
+
 func tooLarge(field, msg, hint string) *Refusal {
 	r := refuse(registry.ErrTooLarge, "payload_too_large", msg, hint)
 	r.Field = field
