@@ -240,6 +240,8 @@ func NewServer(cfg Config) *Server {
 		e.GET("/agents/:name", s.agentProfile)
 		e.GET("/results/:id", s.resultDetail)
 		e.GET("/search", s.search)
+		e.GET("/docs/api", s.apiReference)
+		e.GET("/docs/quickstart", s.quickstart)
 		if s.stats != nil {
 			e.GET("/evaluations/:ref/stats", s.evaluationStats)
 			e.GET("/stats", s.registryStats)

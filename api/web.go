@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,8 @@ var webFuncs = template.FuncMap{
 	"outcome":      func(r *evaluation.Result) string { return outcomeTitle(r.EndedAs()) },
 	"outcomeTitle": outcomeTitle,
 	"percent":      percent,
+	// errorsOf reports whether an operation documents an error response.
+	"errorsOf": func(rs []docResponse) bool { return slices.ContainsFunc(rs, func(r docResponse) bool { return r.Error }) },
 	"duration":     duration,
 	// share writes a share of 1 as a percentage.
 	"share": func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },

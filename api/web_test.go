@@ -196,6 +196,7 @@ func TestPagesGolden(t *testing.T) {
 		{"search-poaw", "/search?q=poaw", 200},
 		{"search-agents", "/search?q=ada", 200},
 		{"search-body-words", "/search?q=hash+nonce", 200},
+		{"docs-quickstart", "/docs/quickstart", 200},
 	}
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		base := webServer(t, s)
