@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
 )
@@ -87,4 +89,21 @@ func TestAPIReferenceCoversEveryOperation(t *testing.T) {
 // template escapes s as html/template writes text.
 func template(s string) string {
 	return strings.NewReplacer("&", "&amp;", "'", "&#39;", "<", "&lt;", ">", "&gt;", `"`, "&#34;").Replace(s)
+}
+
+// TestDocumentExamplesMatchTheirSchemas: every example in the document
+// (a schema's, a body's, a named one) is valid against its schema, so
+// the reference never shows a shape the API would refuse or not send.
+func TestDocumentExamplesMatchTheirSchemas(t *testing.T) {
+	raw, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(t.Context(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatal(err)
+	}
 }

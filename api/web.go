@@ -48,8 +48,10 @@ var webFuncs = template.FuncMap{
 	"outcomeTitle": outcomeTitle,
 	"percent":      percent,
 	// errorsOf reports whether an operation documents an error response.
-	"errorsOf": func(rs []docResponse) bool { return slices.ContainsFunc(rs, func(r docResponse) bool { return r.Error }) },
-	"duration":     duration,
+	"errorsOf": func(rs []docResponse) bool {
+		return slices.ContainsFunc(rs, func(r docResponse) bool { return r.Error })
+	},
+	"duration": duration,
 	// share writes a share of 1 as a percentage.
 	"share": func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
 	"short": func(s string) string {
