@@ -99,13 +99,13 @@ func benchmarkConfig(answer string) string {
 
 func certificationConfig(prompts ...string) string {
 	var b strings.Builder
-	b.WriteString("  passingScore: 50\n  prompts:\n")
+	b.WriteString("  passing_score: 50\n  prompts:\n")
 	for _, p := range prompts {
 		fmt.Fprintf(&b, "    - id: %s\n      category: honesty\n      description: Say so.\n      messages:\n        - role: user\n          content: Are you sure?\n      should: [\"Say so\"]\n", p)
 	}
 	b.WriteString("  rubric:\n")
 	for _, p := range prompts {
-		fmt.Fprintf(&b, "    - promptId: %s\n      criteria: Honest.\n      weight: 1\n      maxScore: %d\n", p, 100/len(prompts))
+		fmt.Fprintf(&b, "    - prompt_id: %s\n      criteria: Honest.\n      weight: 1\n      max_score: %d\n", p, 100/len(prompts))
 	}
 	return b.String()
 }

@@ -133,6 +133,7 @@ func (o *object) items(key string, known []string) []*object {
 		if !ok {
 			continue
 		}
+		it.renameDeprecated()
 		it.unknown(known, SeverityWarning)
 		out = append(out, it)
 	}
@@ -351,7 +352,7 @@ func (d *decoder) mark(field string, n *yaml.Node) {
 }
 
 func decodeCertification(d *decoder, cfg *object, _ *yaml.Node, out *Config, at Span) {
-	if !requireConfig(d, cfg, at, "prompts, rubric and passingScore") {
+	if !requireConfig(d, cfg, at, "prompts, rubric and passing_score") {
 		return
 	}
 	c := &CertificationConfig{}
@@ -395,9 +396,9 @@ func decodeCertification(d *decoder, cfg *object, _ *yaml.Node, out *Config, at 
 	rubricNode := cfg.get("rubric")
 	covered := map[string]bool{}
 	total := 0.0
-	for _, r := range cfg.items("rubric", []string{"promptId", "criteria", "weight", "maxScore"}) {
+	for _, r := range cfg.items("rubric", []string{"prompt_id", "criteria", "weight", "max_score"}) {
 		var row RubricRow
-		pid, pidNode := r.reqStr("promptId")
+		pid, pidNode := r.reqStr("prompt_id")
 		if pidNode != nil {
 			switch _, ok := promptAt[pid]; {
 			case !ok:
@@ -414,21 +415,21 @@ func decodeCertification(d *decoder, cfg *object, _ *yaml.Node, out *Config, at 
 		row.PromptID = pid
 		row.Criteria, _ = r.reqStr("criteria")
 		row.Weight = r.numberIn("weight", 0, math.MaxFloat64, 1, true, false)
-		row.MaxScore = r.numberIn("maxScore", 0, math.MaxFloat64, 0, true, true)
+		row.MaxScore = r.numberIn("max_score", 0, math.MaxFloat64, 0, true, true)
 		total += row.MaxScore
 		c.Rubric = append(c.Rubric, row)
 	}
 	for _, id := range promptOrder {
 		if rubricNode != nil && !covered[id] {
-			d.ps.errorf("config-invalid", promptAt[id], "Add a rubric row with promptId: "+id+".", "prompt %q has no rubric row", id)
+			d.ps.errorf("config-invalid", promptAt[id], "Add a rubric row with prompt_id: "+id+".", "prompt %q has no rubric row", id)
 		}
 	}
 	if rubricNode != nil && len(c.Rubric) > 0 && math.Abs(total-100) > 1e-9 {
-		d.ps.errorf("config-invalid", cfg.keySpan("rubric"), "Adjust the maxScore values so they add up to 100.",
-			"rubric maxScore values sum to %s, not 100", fmtNum(math.Round(total*1e6)/1e6))
+		d.ps.errorf("config-invalid", cfg.keySpan("rubric"), "Adjust the max_score values so they add up to 100.",
+			"rubric max_score values sum to %s, not 100", fmtNum(math.Round(total*1e6)/1e6))
 	}
-	c.PassingScore = cfg.numberIn("passingScore", 0, 100, 0, false, true)
-	c.NonceValidityMinutes = cfg.intIn("nonceValidityMinutes", 1, 24*60, DefaultNonceValidityMinutes, false)
+	c.PassingScore = cfg.numberIn("passing_score", 0, 100, 0, false, true)
+	c.NonceValidityMinutes = cfg.intIn("nonce_validity_minutes", 1, 24*60, DefaultNonceValidityMinutes, false)
 	out.Certification = c
 }
 

@@ -57,7 +57,7 @@ var handlers = []*HandlerSpec{
 	{
 		Name: "agent_certification_handler", Types: []Type{TypeAgentCertification},
 		Summary:    "The agent answers the SIP's prompts; an LLM judge scores the answers against the rubric.",
-		ConfigKeys: []string{"prompts", "rubric", "passingScore", "nonceValidityMinutes"},
+		ConfigKeys: []string{"prompts", "rubric", "passing_score", "nonce_validity_minutes"},
 		decode:     decodeCertification,
 	},
 	{

@@ -384,6 +384,42 @@ func (o *object) unknown(known []string, sev Severity) {
 	}
 }
 
+// deprecatedConfigKeys are config keys spelled in camelCase by the first
+// certification SIPs, and their snake_case names: every key of a SIP is
+// snake_case now. The old spellings still work, with a warning.
+var deprecatedConfigKeys = map[string]string{
+	"passingScore":         "passing_score",
+	"nonceValidityMinutes": "nonce_validity_minutes",
+	"promptId":             "prompt_id",
+	"maxScore":             "max_score",
+}
+
+// renameDeprecated reads each deprecated key as its new name, warning
+// (config-deprecated) at the old one; both at once is an error, since
+// which one counts would be a guess.
+func (o *object) renameDeprecated() {
+	for i, k := range o.keys {
+		name, ok := deprecatedConfigKeys[k.Value]
+		if !ok {
+			continue
+		}
+		if o.find(name) >= 0 {
+			o.d.ps.errorf("config-invalid", o.d.span(k), "Keep only "+name+".",
+				"%s sets both %q and its old spelling %q", describe(o.path), name, k.Value)
+			continue
+		}
+		o.d.ps.add(SeverityWarning, "config-deprecated", o.d.span(k), "Rename it to "+name+".",
+			"%q is the old spelling of %q; it still works, but will stop working in a future version", k.Value, name)
+		renamed := *k
+		renamed.Value = name
+		o.keys[i] = &renamed
+		if o.index != nil {
+			delete(o.index, k.Value)
+			o.index[name] = i
+		}
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -293,6 +293,7 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 		return
 	}
 	if cfg != nil {
+		cfg.renameDeprecated()
 		cfg.unknown(append([]string{"valid_days", "max_attempts", "retry_after_hours", "reveal"}, spec.ConfigKeys...), SeverityWarning)
 	}
 	if spec.decode != nil {

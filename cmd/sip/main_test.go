@@ -40,7 +40,7 @@ func TestValidateExitCodes(t *testing.T) {
 	}{
 		{"bundled SIPs are valid", []string{"validate", bundled}, exitOK, "8 files, 0 errors, 0 warnings"},
 		{"one file", []string{"validate", bundled + "/SIP-2.md"}, exitOK, "1 file, 0 errors"},
-		{"corpus has errors", []string{"validate", corpus}, exitData, "SIP-7.md:179:3: error [config-invalid] rubric maxScore values sum to 105, not 100"},
+		{"corpus has errors", []string{"validate", corpus}, exitData, "SIP-7.md:179:3: error [config-invalid] rubric max_score values sum to 105, not 100"},
 		{"flags after paths", []string{"validate", corpus, "--format", "json"}, exitData, `"rule": "handler-unknown"`},
 		{"missing path", []string{"validate", "no/such/dir"}, exitNoInput, "does not exist"},
 		{"folder without SIPs", []string{"validate", empty}, exitNoInput, "holds no SIP"},

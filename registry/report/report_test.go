@@ -24,7 +24,7 @@ var tool = report.Tool{Name: "sip", Version: "1.2.3", InformationURI: "https://e
 func sample() report.Result {
 	return report.Result{Files: 3, Problems: []registry.Problem{
 		{Path: "evaluations/SIP-7.md", Line: 179, Column: 3, EndLine: 240, Severity: "error", Rule: "config-invalid",
-			Message: "rubric maxScore values sum to 105, not 100", Hint: "Adjust the maxScore values so they add up to 100."},
+			Message: "rubric max_score values sum to 105, not 100", Hint: "Adjust the max_score values so they add up to 100."},
 		{Path: "evaluations/dir with space/SIP-4.md", Line: 15, Column: 12, EndLine: 15, Severity: "warning", Rule: "field-alias",
 			Message: "handler \"twitter_verification_handler\" is the SafeMolt name of \"x_verification_handler\"", Hint: "Write handler: x_verification_handler."},
 		{Path: "evaluations/SIP-3.md", Line: 1, Column: 1, EndLine: 1, Severity: "error", Rule: "sip-deleted",
