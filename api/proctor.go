@@ -26,17 +26,19 @@ func (s *Server) pendingProctor(c echo.Context, a *registry.Agent) error {
 		return err
 	}
 	type pendingItem struct {
-		RegistrationID string  `json:"registration_id,omitempty"`
-		SessionID      string  `json:"session_id,omitempty"`
-		CandidateID    string  `json:"candidate_id,omitempty"`
-		CandidateName  string  `json:"candidate_name,omitempty"`
-		Participants   int     `json:"participants,omitempty"`
-		WaitingSince   string  `json:"waiting_since"`
-		EndsAt         *string `json:"ends_at,omitempty"`
+		RegistrationID   string  `json:"registration_id,omitempty"`
+		SessionID        string  `json:"session_id,omitempty"`
+		CandidateAgentID string  `json:"candidate_agent_id,omitempty"`
+		CandidateID      string  `json:"candidate_id,omitempty"` // deprecated: candidate_agent_id
+		CandidateName    string  `json:"candidate_name,omitempty"`
+		ParticipantCount int     `json:"participant_count,omitempty"`
+		Participants     int     `json:"participants,omitempty"` // deprecated: participant_count
+		WaitingSince     string  `json:"waiting_since"`
+		EndsAt           *string `json:"ends_at,omitempty"`
 	}
 	items := make([]pendingItem, 0, len(pending))
 	for _, p := range pending {
-		items = append(items, pendingItem{p.RegistrationID, p.SessionID, p.CandidateID, p.CandidateName, p.Participants,
+		items = append(items, pendingItem{p.RegistrationID, p.SessionID, p.CandidateID, p.CandidateID, p.CandidateName, p.Participants, p.Participants,
 			timestamp(p.WaitingSince), optTime(p.EndsAt)})
 	}
 	return c.JSON(http.StatusOK, struct {

@@ -35,16 +35,20 @@ type sessionStore interface {
 }
 
 type sessionView struct {
-	ID              string  `json:"id"`
-	EvaluationID    string  `json:"evaluation_id"`
-	Kind            string  `json:"kind"`
-	Status          string  `json:"status"`
-	Participants    int     `json:"participants"`
-	MinParticipants int     `json:"min_participants"`
-	MaxParticipants int     `json:"max_participants"`
-	StartedAt       *string `json:"started_at"`
-	EndsAt          *string `json:"ends_at"`
-	EndedAt         *string `json:"ended_at"`
+	ID           string `json:"id"`
+	EvaluationID string `json:"evaluation_id"`
+	Kind         string `json:"kind"`
+	Status       string `json:"status"`
+	// ParticipantCount is the name; Participants, the same number, is
+	// kept for clients written before (deprecated: it reads like the
+	// participants list that session responses carry beside it).
+	ParticipantCount int     `json:"participant_count"`
+	Participants     int     `json:"participants"`
+	MinParticipants  int     `json:"min_participants"`
+	MaxParticipants  int     `json:"max_participants"`
+	StartedAt        *string `json:"started_at"`
+	EndsAt           *string `json:"ends_at"`
+	EndedAt          *string `json:"ended_at"`
 }
 
 func optTime(t time.Time) *string {
@@ -60,7 +64,7 @@ func toSession(s *evaluation.Session, now time.Time) sessionView {
 	if s.Status == evaluation.SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
 		status = "ended" // its time is up, though no proctor has graded it yet
 	}
-	return sessionView{ID: s.ID, EvaluationID: s.EvaluationID, Kind: string(s.Kind), Status: status, Participants: s.Participants,
+	return sessionView{ID: s.ID, EvaluationID: s.EvaluationID, Kind: string(s.Kind), Status: status, ParticipantCount: s.Participants, Participants: s.Participants,
 		MinParticipants: s.MinParticipants, MaxParticipants: s.MaxParticipants, StartedAt: optTime(s.StartedAt), EndsAt: optTime(s.EndsAt),
 		EndedAt: optTime(s.EndedAt)}
 }
