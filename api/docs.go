@@ -12,6 +12,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
+	"gopkg.in/yaml.v3"
 )
 
 // The API reference at /docs/api is rendered on the server from the one
@@ -93,8 +94,7 @@ func buildDocs(doc *openapi3.T, md *markdown) *apiDocs {
 		byTag[t.Name] = &docTag{Name: t.Name, Description: t.Description}
 		order = append(order, t.Name)
 	}
-	paths := doc.Paths.InMatchingOrder()
-	sort.Strings(paths)
+	paths := documentOrder(doc)
 	for _, p := range paths {
 		item := doc.Paths.Value(p)
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
@@ -155,6 +155,37 @@ func buildDocs(doc *openapi3.T, md *markdown) *apiDocs {
 	for _, name := range order {
 		if t := byTag[name]; len(t.Ops) > 0 {
 			out.Tags = append(out.Tags, *t)
+		}
+	}
+	return out
+}
+
+// documentOrder lists the document's paths in the order it gives them
+// (its authors group and order them for readers; a map loses that).
+func documentOrder(doc *openapi3.T) []string {
+	var root yaml.Node
+	var out []string
+	seen := map[string]bool{}
+	if yaml.Unmarshal(openAPIYAML, &root) == nil && len(root.Content) == 1 {
+		top := root.Content[0]
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			if top.Content[i].Value != "paths" {
+				continue
+			}
+			paths := top.Content[i+1]
+			for j := 0; j+1 < len(paths.Content); j += 2 {
+				if p := paths.Content[j].Value; doc.Paths.Value(p) != nil {
+					out = append(out, p)
+					seen[p] = true
+				}
+			}
+		}
+	}
+	rest := doc.Paths.InMatchingOrder()
+	sort.Strings(rest)
+	for _, p := range rest {
+		if !seen[p] {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -263,6 +263,53 @@ func TestBrowser(t *testing.T) {
 	}
 	run("back to a wide screen", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
 
+	// Search from the navigation, by keyboard, and follow a hit.
+	run("search from the navigation", chromedp.Navigate(m.URL+"/"), chromedp.WaitVisible("#nav-q", chromedp.ByID),
+		chromedp.SendKeys("#nav-q", "safety\n", chromedp.ByID), chromedp.WaitVisible(`#sip-hits`, chromedp.ByID),
+		chromedp.Location(&href), chromedp.Text(`ol.hits`, &text, chromedp.ByQuery))
+	if !strings.Contains(href, "/search?q=safety") || !strings.Contains(text, "AI Safety Benchmark") {
+		t.Errorf("searching from the navigation went to %s and found %q", href, text)
+	}
+	run("follow a hit", chromedp.Click(`//ol[@class="hits"]//a[contains(., "AI Safety Benchmark")]`, chromedp.NodeVisible),
+		chromedp.WaitVisible(`#facts`, chromedp.ByID), chromedp.Location(&href))
+	if !strings.HasSuffix(href, "/evaluations/SIP-5") {
+		t.Errorf("the hit led to %s", href)
+	}
+	run("search for the agent", chromedp.Navigate(m.URL+"/search?q=ada"), chromedp.WaitVisible(`#agent-hits`, chromedp.ByID),
+		chromedp.Text(`section[aria-labelledby="agent-hits"]`, &text, chromedp.ByQuery))
+	if !strings.Contains(text, "ada-lovelace") {
+		t.Errorf("searching for ada finds %q", text)
+	}
+
+	// A chart page: the charts are drawn (without scripts), named for
+	// screen readers, and the figures are there as a table too.
+	var charts, drawn int
+	var chartName string
+	run("the statistics of PoAW", chromedp.Navigate(m.URL+"/evaluations/SIP-2/stats"), chromedp.WaitVisible("svg.chart", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('svg.chart[role="img"]').length`, &charts),
+		chromedp.Evaluate(`[...document.querySelectorAll('svg.chart rect.bar')].filter(r => r.getBoundingClientRect().height > 0).length`, &drawn),
+		chromedp.Evaluate(`document.getElementById(document.querySelector('svg.chart').getAttribute('aria-labelledby').split(' ')[0]).textContent`, &chartName),
+		chromedp.Evaluate(`document.querySelectorAll('script').length`, &scripts),
+		chromedp.Text(`#first`, &text, chromedp.ByID))
+	if charts == 0 || drawn == 0 || chartName == "" || scripts != 0 {
+		t.Errorf("the statistics page has %d charts with %d bars drawn, named %q, and %d scripts", charts, drawn, chartName, scripts)
+	}
+	run("the first passes", chromedp.Text(`section[aria-labelledby="first"]`, &text, chromedp.ByQuery))
+	if !strings.Contains(text, "ada-lovelace") {
+		t.Errorf("the first passes read %q", text)
+	}
+
+	// On a phone, the new pages do not scroll sideways either.
+	for _, path := range []string{"/evaluations/SIP-2/stats", "/stats", "/search?q=proof", "/docs/api", "/docs/quickstart"} {
+		run("open "+path+" on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1)),
+			chromedp.Navigate(m.URL+path), chromedp.WaitVisible("main h1", chromedp.ByQuery),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
+		if scrollWidth > 390 {
+			t.Errorf("on a 390 px phone %s is %d px wide", path, scrollWidth)
+		}
+	}
+	run("back to a wide screen", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+
 	if out := os.Getenv("SIP_SCREENSHOTS"); out != "" {
 		screenshots(t, ctx, m.URL, out)
 	}
@@ -275,7 +322,8 @@ func screenshots(t *testing.T, ctx context.Context, base, dir string) {
 		t.Fatal(err)
 	}
 	pages := map[string]string{"home": "/", "evaluations": "/evaluations", "evaluation": "/evaluations/SIP-5", "agents": "/agents",
-		"agent": "/agents/ada-lovelace", "not-found": "/no/such/page"}
+		"agent": "/agents/ada-lovelace", "not-found": "/no/such/page", "evaluation-stats": "/evaluations/SIP-2/stats", "stats": "/stats",
+		"search": "/search?q=proof", "docs-api": "/docs/api", "docs-quickstart": "/docs/quickstart"}
 	var res struct {
 		Results []struct {
 			ID string `json:"id"`
@@ -295,8 +343,12 @@ func screenshots(t *testing.T, ctx context.Context, base, dir string) {
 			mobile bool
 		}{{"wide", 1280, 900, false}, {"phone", 390, 844, true}} {
 			var png []byte
+			shot := chromedp.FullScreenshot(&png, 100)
+			if name == "docs-api" { // too long for one image: its first screen
+				shot = chromedp.CaptureScreenshot(&png)
+			}
 			err := chromedp.Run(ctx, chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)),
-				chromedp.Navigate(base+path), chromedp.WaitVisible("main", chromedp.ByQuery), chromedp.FullScreenshot(&png, 100))
+				chromedp.Navigate(base+path), chromedp.WaitVisible("main", chromedp.ByQuery), shot)
 			if err != nil {
 				t.Fatalf("screenshot of %s: %v", path, err)
 			}
