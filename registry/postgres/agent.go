@@ -92,11 +92,16 @@ func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time
 // AgentNames maps agent ids to names.
 func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
 	defer wrap(&err, "AgentNames")
+	return s.names(ctx, "SELECT id, name FROM agents WHERE id = ANY($1)", ids)
+}
+
+// names maps ids to names with query, which takes the ids as $1.
+func (s *Store) names(ctx context.Context, query string, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT id, name FROM agents WHERE id = ANY($1)", ids)
+	rows, err := s.pool.Query(ctx, query, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -124,17 +129,7 @@ func (s *Store) RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash stri
 // PublicAgentNames maps to names the ids of agents whose results are public.
 func (s *Store) PublicAgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
 	defer wrap(&err, "PublicAgentNames")
-	out := map[string]string{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := s.pool.Query(ctx, "SELECT id, name FROM agents WHERE results_public AND id = ANY($1)", ids)
-	if err != nil {
-		return nil, err
-	}
-	var id, name string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error { out[id] = name; return nil })
-	return out, err
+	return s.names(ctx, "SELECT id, name FROM agents WHERE results_public AND id = ANY($1)", ids)
 }
 
 // PublicAgents lists the agents whose results are public, by name.

@@ -115,6 +115,11 @@ func (s *Store) ClaimAgent(ctx context.Context, tokenHash, owner string, at time
 // AgentNames maps agent ids to names.
 func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
 	defer wrap(&err, "AgentNames")
+	return s.names(ctx, "SELECT id, name FROM agents WHERE id IN (%s)", ids)
+}
+
+// names maps ids to names with query, whose %s takes the ids' placeholders.
+func (s *Store) names(ctx context.Context, query string, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) == 0 {
 		return out, nil
@@ -123,7 +128,7 @@ func (s *Store) AgentNames(ctx context.Context, ids []string) (_ map[string]stri
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT id, name FROM agents WHERE id IN ("+placeholders(len(ids))+")", args...)
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(query, placeholders(len(ids))), args...)
 	pairs, err := collect(rows, err, func(row scanner) ([2]string, error) {
 		var p [2]string
 		return p, row.Scan(&p[0], &p[1])
@@ -153,23 +158,7 @@ func (s *Store) RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash stri
 // PublicAgentNames maps to names the ids of agents whose results are public.
 func (s *Store) PublicAgentNames(ctx context.Context, ids []string) (_ map[string]string, err error) {
 	defer wrap(&err, "PublicAgentNames")
-	out := map[string]string{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx, "SELECT id, name FROM agents WHERE results_public = 1 AND id IN ("+placeholders(len(ids))+")", args...)
-	pairs, err := collect(rows, err, func(row scanner) ([2]string, error) {
-		var p [2]string
-		return p, row.Scan(&p[0], &p[1])
-	})
-	for _, p := range pairs {
-		out[p[0]] = p[1]
-	}
-	return out, err
+	return s.names(ctx, "SELECT id, name FROM agents WHERE results_public = 1 AND id IN (%s)", ids)
 }
 
 // PublicAgents lists the agents whose results are public, by name.
