@@ -17,7 +17,7 @@ func TestMissingRequiredFieldIsBadRequestNamingIt(t *testing.T) {
 		a.poaw(t, false) // qualifies it to proctor, and opens nothing
 		for _, c := range []struct {
 			name, method, path, body, field string
-			setup                               func()
+			setup                           func()
 		}{
 			{"register an agent", "POST", "/api/v1/agents/register", `{}`, "name", nil},
 			{"claim an agent", "POST", "/api/v1/agents/claim", `{}`, "claim_token", nil},
