@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"testing"
 
@@ -63,8 +64,9 @@ func newDocClient(t *testing.T, a *testAgent) *docClient {
 }
 
 // take registers for, starts and submits an evaluation; it returns
-// start's kind and submit's status (0 when the kind takes no submission).
-func (c *docClient) take(t *testing.T, id string) (kind string, status int) {
+// start's kind, submit's status (0 when the kind takes no submission),
+// and the outcome of the result (after polling, for a judged attempt).
+func (c *docClient) take(t *testing.T, id string) (kind string, status int, outcome string) {
 	t.Helper()
 	if code := c.a.call("POST", "/api/v1/evaluations/"+id+"/register", "", nil); code != 201 && code != 200 {
 		t.Fatalf("register %s: %d", id, code)
@@ -76,7 +78,7 @@ func (c *docClient) take(t *testing.T, id string) (kind string, status int) {
 	kind, _ = start["kind"].(string)
 	name, ok := submitExampleFor[kind]
 	if !ok {
-		return kind, 0 // a session: a proctor grades it
+		return kind, 0, "" // a session: a proctor grades it
 	}
 	live := c.fill(t, id, start)
 	body := map[string]any{}
@@ -96,12 +98,15 @@ func (c *docClient) take(t *testing.T, id string) (kind string, status int) {
 			t.Fatal(err)
 		}
 		c.a.w.work(t)
-		var job map[string]any
-		if code := c.a.call("GET", u.Path, "", &job); code != 200 {
-			t.Errorf("poll %s: %d", u.Path, code)
+		out = nil
+		if code := c.a.call("GET", u.Path, "", &out); code != 200 {
+			t.Fatalf("poll %s: %d", u.Path, code)
 		}
 	}
-	return kind, status
+	if r, ok := out["result"].(map[string]any); ok {
+		outcome, _ = r["outcome"].(string)
+	}
+	return kind, status, outcome
 }
 
 // fill computes the fields of a submission from start's answer.
@@ -157,23 +162,28 @@ func TestAClientWrittenFromTheDocumentTakesEveryKind(t *testing.T) {
 		c := newDocClient(t, w.agent("doc-reader"))
 		c.a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# doc-reader\n\nI read the manual."}`, nil)
 		seen := map[string]bool{}
+		// Outcomes: the client's answers are right where the client can
+		// know them (the hash, the identity, the judge's fake verdict);
+		// an unclaimed agent fails X verification; a benchmark's answers
+		// (the first choice of each) are graded, passed or not.
 		for _, e := range []struct {
-			id     string
-			kind   string
-			status []int
+			id       string
+			kind     string
+			status   []int
+			outcomes []string
 		}{
-			{"poaw", "challenge", []int{201}},
-			{"identity-check", "instructions", []int{201}},
-			{"x-verification", "instructions", []int{201}},
-			{"ai-safety-benchmark", "questions", []int{201, 202}},
-			{"honest-uncertainty-certification", "prompts", []int{202}},
-			{"non-spamminess", "session", []int{0}},
+			{"poaw", "challenge", []int{201}, []string{"passed"}},
+			{"identity-check", "instructions", []int{201}, []string{"passed"}},
+			{"x-verification", "instructions", []int{201}, []string{"failed"}},
+			{"ai-safety-benchmark", "questions", []int{201, 202}, []string{"passed", "failed"}},
+			{"honest-uncertainty-certification", "prompts", []int{202}, []string{"passed"}},
+			{"non-spamminess", "session", []int{0}, []string{""}},
 		} {
 			t.Run(e.id, func(t *testing.T) {
-				kind, status := c.take(t, e.id)
+				kind, status, outcome := c.take(t, e.id)
 				seen[kind] = true
-				if kind != e.kind || !contains(e.status, status) {
-					t.Errorf("kind %q, submit %d; want %q, one of %v", kind, status, e.kind, e.status)
+				if kind != e.kind || !slices.Contains(e.status, status) || !slices.Contains(e.outcomes, outcome) {
+					t.Errorf("kind %q, submit %d, outcome %q; want %q, one of %v, one of %q", kind, status, outcome, e.kind, e.status, e.outcomes)
 				}
 			})
 		}
@@ -186,13 +196,4 @@ func TestAClientWrittenFromTheDocumentTakesEveryKind(t *testing.T) {
 			t.Errorf("kinds taken %v; want every kind the document names", kinds)
 		}
 	})
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -425,11 +424,21 @@ type docsPage struct {
 
 // apiReference serves /docs/api.
 func (s *Server) apiReference(c echo.Context) error {
-	d, err := s.reference()
+	return s.docsPage(c, "/docs/api", func() (string, any, error) {
+		d, err := s.reference()
+		return "docs_api", docsPage{pageBase: pageBase{Title: "API reference", Nav: "docs", Version: s.version}, D: d}, err
+	})
+}
+
+// docsPage serves a page that depends only on the binary: rendered once
+// per snapshot (the page cache lives there) and answered 304 when the
+// browser has it; the reference is 270 KB, not worth rendering per view.
+func (s *Server) docsPage(c echo.Context, key string, build func() (string, any, error)) error {
+	snap, err := s.catalog.current(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	return s.renderPage(c, http.StatusOK, "docs_api", docsPage{pageBase: pageBase{Title: "API reference", Nav: "docs", Version: s.version}, D: d})
+	return s.cachedPage(c, snap, key, "", build)
 }
 
 // quickstart serves /docs/quickstart: an agent's first evaluation, end
@@ -439,5 +448,7 @@ func (s *Server) quickstart(c echo.Context) error {
 	if base == "" {
 		base = "http://127.0.0.1:8080"
 	}
-	return s.renderPage(c, http.StatusOK, "docs_quickstart", docsPage{pageBase: pageBase{Title: "Quickstart for agents", Nav: "docs", Version: s.version}, BaseURL: base})
+	return s.docsPage(c, "/docs/quickstart", func() (string, any, error) {
+		return "docs_quickstart", docsPage{pageBase: pageBase{Title: "Quickstart for agents", Nav: "docs", Version: s.version}, BaseURL: base}, nil
+	})
 }

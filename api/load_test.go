@@ -64,6 +64,17 @@ func load(b *testing.B, url string, workers int, d time.Duration) (rps float64, 
 	return float64(len(all)) / d.Seconds(), all[len(all)/2], all[len(all)*99/100]
 }
 
+// reportLoad runs load once per benchmark iteration and reports its
+// throughput (in unit) and its p50 and p99 latencies.
+func reportLoad(b *testing.B, url string, workers int, d time.Duration, unit string) {
+	for b.Loop() {
+		rps, p50, p99 := load(b, url, workers, d)
+		b.ReportMetric(rps, unit)
+		b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	}
+}
+
 // BenchmarkListEvaluations serves GET /api/v1/evaluations with 50 SIPs
 // from each store under load, and the floor: a bare echo handler that
 // returns the same body, precomputed.
@@ -96,12 +107,7 @@ func BenchmarkListEvaluations(b *testing.B) {
 				body, _ = io.ReadAll(resp.Body)
 				resp.Body.Close()
 			}
-			for b.Loop() {
-				rps, p50, p99 := load(b, url, workers, d)
-				b.ReportMetric(rps, "req/s")
-				b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
-				b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
-			}
+			reportLoad(b, url, workers, d, "req/s")
 		})
 	}
 }

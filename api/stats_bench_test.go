@@ -94,12 +94,7 @@ func BenchmarkStatsPages(b *testing.B) {
 					bodies[path], _ = io.ReadAll(resp.Body)
 					resp.Body.Close()
 				}
-				for b.Loop() {
-					rps, p50, p99 := load(b, url, workers, d)
-					b.ReportMetric(rps, "pages/s")
-					b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
-					b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
-				}
+				reportLoad(b, url, workers, d, "pages/s")
 			})
 		}
 	}

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -121,13 +123,12 @@ func (s *Server) publicNames(ctx context.Context, boards ...[]stats.Standing) (m
 
 // namesFingerprint identifies a set of names.
 func namesFingerprint(names map[string]string) string {
-	return countsFingerprint(func() map[string]int {
-		m := make(map[string]int, len(names))
-		for id, n := range names {
-			m[id+":"+n] = 1
-		}
-		return m
-	}())
+	pairs := make([]string, 0, len(names))
+	for id, n := range names {
+		pairs = append(pairs, id+"="+n)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ";")
 }
 
 // leaders keeps the first leaderboardSize standings of agents named.

@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,6 +103,61 @@ func TestMetricsExportSuccessMetrics(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("/metrics lacks %q", want)
 			}
+		}
+	})
+}
+
+// TestStatisticsUnderConcurrentResults: pages viewed while results are
+// recorded never fail, and the view after the last result counts every
+// one of them (the figures are recomputed when the mark moves, and
+// concurrent misses compute once).
+func TestStatisticsUnderConcurrentResults(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		ctx := t.Context()
+		base := webServer(t, s)
+		full := s.(registrytest.FullStore)
+		poaw, _ := full.Entry(ctx, "poaw")
+		const writers, each = 4, 5
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					a, _, err := registry.NewAgent(fmt.Sprintf("conc-%d-%d", w, i), "", webT0)
+					if err == nil {
+						err = full.CreateAgent(ctx, a)
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					reg, _, err := full.Register(ctx, &evaluation.Registration{ID: fmt.Sprintf("reg_c%d_%d", w, i), AgentID: a.ID, EvaluationID: poaw.ID,
+						VersionID: poaw.Current.ID, RegisteredAt: webT0.Add(time.Hour)})
+					if err == nil {
+						_, err = full.RecordResult(ctx, &evaluation.Result{ID: fmt.Sprintf("res_c%d_%d", w, i), RegistrationID: reg.ID, AgentID: a.ID,
+							EvaluationID: poaw.ID, VersionID: poaw.Current.ID, Version: poaw.Version, Outcome: evaluation.OutcomeFailed,
+							CompletedAt: webT0.Add(2 * time.Hour), Trace: evaluation.Trace{Status: "failure"}}, 0)
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		for range 3 {
+			wg.Go(func() {
+				for range 10 {
+					if resp, _ := getPage(t, base+"/evaluations/SIP-2/stats"); resp.StatusCode != 200 {
+						t.Errorf("a view during writes: %d", resp.StatusCode)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		// webServer's agents: ada passed, quiet passed (2 attempts)
+		want := fmt.Sprintf("<dt>Attempts</dt><dd>%d</dd>", 2+writers*each)
+		if _, body := getPage(t, base+"/evaluations/SIP-2/stats"); !strings.Contains(body, want) {
+			t.Errorf("after the writes the page lacks %q", want)
 		}
 	})
 }

@@ -191,6 +191,7 @@ func TestPagesGolden(t *testing.T) {
 		{"evaluation-poaw-stats", "/evaluations/SIP-2/stats", 200},
 		{"evaluation-certification-stats", "/evaluations/SIP-8/stats", 200},
 		{"not-found-process-stats", "/evaluations/SIP-1/stats", 404},
+		{"not-found-stats", "/evaluations/SIP-999/stats", 404},
 		{"stats", "/stats", 200},
 		{"search-empty", "/search", 200},
 		{"search-poaw", "/search?q=poaw", 200},
