@@ -23,6 +23,7 @@ require (
 
 require (
 	filippo.io/hpke v0.4.0 // indirect
+	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/aymerick/douceur v0.2.0 // indirect
 	github.com/cayleygraph/quad v1.3.0 // indirect
 	github.com/chromedp/sysutil v1.1.0 // indirect
@@ -33,6 +34,7 @@ require (
 	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/gorilla/css v1.0.1 // indirect
 	github.com/mr-tron/base58 v1.3.0 // indirect
+	github.com/oapi-codegen/runtime v1.9.0 // indirect
 	github.com/piprate/json-gold v0.9.1 // indirect
 	github.com/pquerna/cachecontrol v0.2.0 // indirect
 )
