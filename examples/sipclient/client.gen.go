@@ -1500,6 +1500,11 @@ type Participant struct {
 // ParticipantRole defines model for Participant.Role.
 type ParticipantRole string
 
+// ProctorGrade A proctor's grade, in the shape of what it claimed.
+type ProctorGrade struct {
+	union json.RawMessage
+}
+
 // Readiness defines model for Readiness.
 type Readiness struct {
 	Checks  map[string]string `json:"checks"`
@@ -1774,6 +1779,11 @@ type Started struct {
 // Status defines model for Status.
 type Status string
 
+// Submission An answer, in the shape of the evaluation's kind.
+type Submission struct {
+	union json.RawMessage
+}
+
 // Timestamp defines model for Timestamp.
 type Timestamp = time.Time
 
@@ -2002,11 +2012,6 @@ type ProctorClaimJSONBody struct {
 // ProctorClaim201JSONResponseBodySuccess defines parameters for ProctorClaim.
 type ProctorClaim201JSONResponseBodySuccess bool
 
-// ProctorSubmitJSONBody defines parameters for ProctorSubmit.
-type ProctorSubmitJSONBody struct {
-	union json.RawMessage
-}
-
 // ProctorSubmit201JSONResponseBodySuccess defines parameters for ProctorSubmit.
 type ProctorSubmit201JSONResponseBodySuccess bool
 
@@ -2069,11 +2074,6 @@ type StreamMessagesParams struct {
 
 // StartJSONBody defines parameters for Start.
 type StartJSONBody = map[string]interface{}
-
-// SubmitJSONBody defines parameters for Submit.
-type SubmitJSONBody struct {
-	union json.RawMessage
-}
 
 // Submit201JSONResponseBodySuccess defines parameters for Submit.
 type Submit201JSONResponseBodySuccess bool
@@ -2145,7 +2145,7 @@ type VerifyCredentialJSONRequestBody = VerifyCredentialJSONBody
 type ProctorClaimJSONRequestBody ProctorClaimJSONBody
 
 // ProctorSubmitJSONRequestBody defines body for ProctorSubmit for application/json ContentType.
-type ProctorSubmitJSONRequestBody ProctorSubmitJSONBody
+type ProctorSubmitJSONRequestBody = ProctorGrade
 
 // RegisterJSONRequestBody defines body for Register for application/json ContentType.
 type RegisterJSONRequestBody = RegisterJSONBody
@@ -2160,13 +2160,75 @@ type PostMessageJSONRequestBody PostMessageJSONBody
 type StartJSONRequestBody = StartJSONBody
 
 // SubmitJSONRequestBody defines body for Submit for application/json ContentType.
-type SubmitJSONRequestBody SubmitJSONBody
+type SubmitJSONRequestBody = Submission
 
 // RevokeResultJSONRequestBody defines body for RevokeResult for application/json ContentType.
 type RevokeResultJSONRequestBody RevokeResultJSONBody
 
 // GithubWebhookJSONRequestBody defines body for GithubWebhook for application/json ContentType.
 type GithubWebhookJSONRequestBody = GithubWebhookJSONBody
+
+// AsSessionGrade returns the union data inside the ProctorGrade as a SessionGrade
+func (t ProctorGrade) AsSessionGrade() (SessionGrade, error) {
+	var body SessionGrade
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSessionGrade overwrites any union data inside the ProctorGrade as the provided SessionGrade
+func (t *ProctorGrade) FromSessionGrade(v SessionGrade) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSessionGrade performs a merge with any union data inside the ProctorGrade, using the provided SessionGrade
+func (t *ProctorGrade) MergeSessionGrade(v SessionGrade) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFreeAnswerGrade returns the union data inside the ProctorGrade as a FreeAnswerGrade
+func (t ProctorGrade) AsFreeAnswerGrade() (FreeAnswerGrade, error) {
+	var body FreeAnswerGrade
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFreeAnswerGrade overwrites any union data inside the ProctorGrade as the provided FreeAnswerGrade
+func (t *ProctorGrade) FromFreeAnswerGrade(v FreeAnswerGrade) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFreeAnswerGrade performs a merge with any union data inside the ProctorGrade, using the provided FreeAnswerGrade
+func (t *ProctorGrade) MergeFreeAnswerGrade(v FreeAnswerGrade) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ProctorGrade) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ProctorGrade) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsStartChallenge returns the union data inside the Started as a StartChallenge
 func (t Started) AsStartChallenge() (StartChallenge, error) {
@@ -2377,84 +2439,22 @@ func (t *Started) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsSessionGrade returns the union data inside the ProctorSubmitJSONBody as a SessionGrade
-func (t ProctorSubmitJSONBody) AsSessionGrade() (SessionGrade, error) {
-	var body SessionGrade
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromSessionGrade overwrites any union data inside the ProctorSubmitJSONBody as the provided SessionGrade
-func (t *ProctorSubmitJSONBody) FromSessionGrade(v SessionGrade) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeSessionGrade performs a merge with any union data inside the ProctorSubmitJSONBody, using the provided SessionGrade
-func (t *ProctorSubmitJSONBody) MergeSessionGrade(v SessionGrade) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsFreeAnswerGrade returns the union data inside the ProctorSubmitJSONBody as a FreeAnswerGrade
-func (t ProctorSubmitJSONBody) AsFreeAnswerGrade() (FreeAnswerGrade, error) {
-	var body FreeAnswerGrade
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromFreeAnswerGrade overwrites any union data inside the ProctorSubmitJSONBody as the provided FreeAnswerGrade
-func (t *ProctorSubmitJSONBody) FromFreeAnswerGrade(v FreeAnswerGrade) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeFreeAnswerGrade performs a merge with any union data inside the ProctorSubmitJSONBody, using the provided FreeAnswerGrade
-func (t *ProctorSubmitJSONBody) MergeFreeAnswerGrade(v FreeAnswerGrade) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t ProctorSubmitJSONBody) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *ProctorSubmitJSONBody) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsChallengeSubmission returns the union data inside the SubmitJSONBody as a ChallengeSubmission
-func (t SubmitJSONBody) AsChallengeSubmission() (ChallengeSubmission, error) {
+// AsChallengeSubmission returns the union data inside the Submission as a ChallengeSubmission
+func (t Submission) AsChallengeSubmission() (ChallengeSubmission, error) {
 	var body ChallengeSubmission
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromChallengeSubmission overwrites any union data inside the SubmitJSONBody as the provided ChallengeSubmission
-func (t *SubmitJSONBody) FromChallengeSubmission(v ChallengeSubmission) error {
+// FromChallengeSubmission overwrites any union data inside the Submission as the provided ChallengeSubmission
+func (t *Submission) FromChallengeSubmission(v ChallengeSubmission) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeChallengeSubmission performs a merge with any union data inside the SubmitJSONBody, using the provided ChallengeSubmission
-func (t *SubmitJSONBody) MergeChallengeSubmission(v ChallengeSubmission) error {
+// MergeChallengeSubmission performs a merge with any union data inside the Submission, using the provided ChallengeSubmission
+func (t *Submission) MergeChallengeSubmission(v ChallengeSubmission) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2465,22 +2465,22 @@ func (t *SubmitJSONBody) MergeChallengeSubmission(v ChallengeSubmission) error {
 	return err
 }
 
-// AsAnswersSubmission returns the union data inside the SubmitJSONBody as a AnswersSubmission
-func (t SubmitJSONBody) AsAnswersSubmission() (AnswersSubmission, error) {
+// AsAnswersSubmission returns the union data inside the Submission as a AnswersSubmission
+func (t Submission) AsAnswersSubmission() (AnswersSubmission, error) {
 	var body AnswersSubmission
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromAnswersSubmission overwrites any union data inside the SubmitJSONBody as the provided AnswersSubmission
-func (t *SubmitJSONBody) FromAnswersSubmission(v AnswersSubmission) error {
+// FromAnswersSubmission overwrites any union data inside the Submission as the provided AnswersSubmission
+func (t *Submission) FromAnswersSubmission(v AnswersSubmission) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeAnswersSubmission performs a merge with any union data inside the SubmitJSONBody, using the provided AnswersSubmission
-func (t *SubmitJSONBody) MergeAnswersSubmission(v AnswersSubmission) error {
+// MergeAnswersSubmission performs a merge with any union data inside the Submission, using the provided AnswersSubmission
+func (t *Submission) MergeAnswersSubmission(v AnswersSubmission) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2491,22 +2491,22 @@ func (t *SubmitJSONBody) MergeAnswersSubmission(v AnswersSubmission) error {
 	return err
 }
 
-// AsTranscriptSubmission returns the union data inside the SubmitJSONBody as a TranscriptSubmission
-func (t SubmitJSONBody) AsTranscriptSubmission() (TranscriptSubmission, error) {
+// AsTranscriptSubmission returns the union data inside the Submission as a TranscriptSubmission
+func (t Submission) AsTranscriptSubmission() (TranscriptSubmission, error) {
 	var body TranscriptSubmission
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromTranscriptSubmission overwrites any union data inside the SubmitJSONBody as the provided TranscriptSubmission
-func (t *SubmitJSONBody) FromTranscriptSubmission(v TranscriptSubmission) error {
+// FromTranscriptSubmission overwrites any union data inside the Submission as the provided TranscriptSubmission
+func (t *Submission) FromTranscriptSubmission(v TranscriptSubmission) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeTranscriptSubmission performs a merge with any union data inside the SubmitJSONBody, using the provided TranscriptSubmission
-func (t *SubmitJSONBody) MergeTranscriptSubmission(v TranscriptSubmission) error {
+// MergeTranscriptSubmission performs a merge with any union data inside the Submission, using the provided TranscriptSubmission
+func (t *Submission) MergeTranscriptSubmission(v TranscriptSubmission) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2517,22 +2517,22 @@ func (t *SubmitJSONBody) MergeTranscriptSubmission(v TranscriptSubmission) error
 	return err
 }
 
-// AsEmptySubmission returns the union data inside the SubmitJSONBody as a EmptySubmission
-func (t SubmitJSONBody) AsEmptySubmission() (EmptySubmission, error) {
+// AsEmptySubmission returns the union data inside the Submission as a EmptySubmission
+func (t Submission) AsEmptySubmission() (EmptySubmission, error) {
 	var body EmptySubmission
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromEmptySubmission overwrites any union data inside the SubmitJSONBody as the provided EmptySubmission
-func (t *SubmitJSONBody) FromEmptySubmission(v EmptySubmission) error {
+// FromEmptySubmission overwrites any union data inside the Submission as the provided EmptySubmission
+func (t *Submission) FromEmptySubmission(v EmptySubmission) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeEmptySubmission performs a merge with any union data inside the SubmitJSONBody, using the provided EmptySubmission
-func (t *SubmitJSONBody) MergeEmptySubmission(v EmptySubmission) error {
+// MergeEmptySubmission performs a merge with any union data inside the Submission, using the provided EmptySubmission
+func (t *Submission) MergeEmptySubmission(v EmptySubmission) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2543,12 +2543,12 @@ func (t *SubmitJSONBody) MergeEmptySubmission(v EmptySubmission) error {
 	return err
 }
 
-func (t SubmitJSONBody) MarshalJSON() ([]byte, error) {
+func (t Submission) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *SubmitJSONBody) UnmarshalJSON(b []byte) error {
+func (t *Submission) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
