@@ -94,3 +94,9 @@ docs:
 
 clean:
 	rm -rf bin .cache
+
+## clients: regenerate the Go client (examples/sipclient) from the OpenAPI document
+.PHONY: clients
+clients:
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+	SIP_OAPI_CODEGEN=$(CURDIR)/.cache/bin/oapi-codegen $(GO) test ./examples/sipclient -run '^TestGeneratedClientIsCurrent$$' -count=1 -update
