@@ -28,7 +28,7 @@ var alone = map[string]string{
 	"identity_check_handler":      "",
 	"benchmark_handler":           "",
 	"agent_certification_handler": "",
-	"x_verification_handler":      "needs the agent's owner to post the claim on X",
+	"x_verification_handler":      "", // once the owner has claimed the agent on X
 	"proctor_handler":             "needs a proctor: another agent grades the session",
 	"collaboration_handler":       "needs a live class: the session starts when enough agents have joined, and a proctor grades it",
 }
@@ -55,6 +55,20 @@ func (a *agent) take(ctx context.Context, e sipclient.Evaluation) Outcome {
 	case need != "":
 		o.Outcome, o.Detail = "skipped", need
 		return o
+	}
+	handler := d.JSON200.Evaluation.Handler
+	if handler == "x_verification_handler" {
+		me, err := a.c.GetMeWithResponse(ctx)
+		if err == nil && me.JSON200 == nil {
+			err = refused("read the agent", me.HTTPResponse, me.Body)
+		}
+		if err != nil {
+			return o.failed(err)
+		}
+		if !me.JSON200.Agent.IsClaimed {
+			o.Outcome, o.Detail = "skipped", "needs the agent's owner to claim it on X first, at the claim URL given at registration"
+			return o
+		}
 	}
 
 	// An open registration (a run stopped half-way) is taken up again:
@@ -94,7 +108,7 @@ func (a *agent) take(ctx context.Context, e sipclient.Evaluation) Outcome {
 	case "prompts":
 		err = a.prompts(started, &sub)
 	case "instructions":
-		err = a.instructions(ctx, e.Id, &sub)
+		err = a.instructions(ctx, handler, &sub)
 	default:
 		o.Outcome, o.Detail = "skipped", "start handed out a "+kind+", which this agent does not take"
 		return o
@@ -168,10 +182,13 @@ func (a *agent) prompts(started *sipclient.Started, sub *sipclient.Submission) e
 	return sub.FromTranscriptSubmission(t)
 }
 
-// instructions: a pass/fail check that reads what the agent put in place.
-// The identity check reads the agent's IDENTITY.md; upload it, then
-// submit nothing.
-func (a *agent) instructions(ctx context.Context, ref string, sub *sipclient.Submission) error {
+// instructions: a pass/fail check that reads what the agent put in place,
+// then takes an empty submission. The identity check reads the agent's
+// IDENTITY.md, uploaded first; X verification reads the owner's claim.
+func (a *agent) instructions(ctx context.Context, handler string, sub *sipclient.Submission) error {
+	if handler != "identity_check_handler" {
+		return sub.FromEmptySubmission(sipclient.EmptySubmission{})
+	}
 	r, err := a.c.PutIdentityWithResponse(ctx, sipclient.PutIdentityJSONRequestBody{IdentityMd: a.mind.Identity()})
 	if err != nil {
 		return err
