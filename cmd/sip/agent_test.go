@@ -109,7 +109,8 @@ func TestExampleAgent(t *testing.T) {
 // evaluation with want.
 func checkAgentRun(t *testing.T, want map[string]string, bin string, args ...string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), bin, append(args, "-json", "-wait", "30s")...)
+	// A judge's result ends the wait at once; a loaded machine may take a while.
+	cmd := exec.CommandContext(t.Context(), bin, append(args, "-json", "-wait", "3m")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
