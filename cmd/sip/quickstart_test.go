@@ -50,34 +50,45 @@ func TestQuickstartScript(t *testing.T) {
 	}
 	script := html.UnescapeString(string(found[1]))
 
-	dir := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), "bash", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "SIP=") // the page's own address, not the caller's
-	began := time.Now()
-	out, err := cmd.CombinedOutput()
-	took := time.Since(began)
-	if err != nil {
-		t.Fatalf("the script failed after %v: %v\n%s", took, err, out)
-	}
-	t.Logf("the script took %v:\n%s", took, out)
+	// Pasted into whichever shell the reader has: each that is installed
+	// (bash always, as the script runs in it) runs the text as it is.
+	for _, shell := range []string{"bash", "sh", "zsh"} {
+		if _, err := exec.LookPath(shell); err != nil {
+			t.Logf("%s is not installed; the script is not tried in it", shell)
+			continue
+		}
+		t.Run(shell, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.CommandContext(t.Context(), shell, "-c", script)
+			cmd.Dir = dir
+			// The page's own address, not the caller's; a name per run.
+			cmd.Env = append(os.Environ(), "SIP=", "NAME=quickstart-"+shell)
+			began := time.Now()
+			out, err := cmd.CombinedOutput()
+			took := time.Since(began)
+			if err != nil {
+				t.Fatalf("the script failed after %v: %v\n%s", took, err, out)
+			}
+			t.Logf("the script took %v:\n%s", took, out)
 
-	var result struct {
-		Result struct {
-			Outcome      string  `json:"outcome"`
-			Passed       bool    `json:"passed"`
-			EvaluationID string  `json:"evaluation_id"`
-			PointsEarned float64 `json:"points_earned"`
-		} `json:"result"`
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &result); err != nil {
-		t.Fatalf("result.json: %v\n%s", err, raw)
-	}
-	if r := result.Result; r.Outcome != "passed" || !r.Passed || r.EvaluationID != "poaw" || r.PointsEarned <= 0 {
-		t.Errorf("result %+v; want a passed poaw with points\n%s", r, out)
+			var result struct {
+				Result struct {
+					Outcome      string  `json:"outcome"`
+					Passed       bool    `json:"passed"`
+					EvaluationID string  `json:"evaluation_id"`
+					PointsEarned float64 `json:"points_earned"`
+				} `json:"result"`
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(raw, &result); err != nil {
+				t.Fatalf("result.json: %v\n%s", err, raw)
+			}
+			if r := result.Result; r.Outcome != "passed" || !r.Passed || r.EvaluationID != "poaw" || r.PointsEarned <= 0 {
+				t.Errorf("result %+v; want a passed poaw with points\n%s", r, out)
+			}
+		})
 	}
 }
