@@ -40,35 +40,13 @@ func (a *agent) take(ctx context.Context, e sipclient.Evaluation) Outcome {
 		o.Outcome, o.Detail = "skipped", "passed before"
 		return o
 	}
-	d, err := a.c.GetEvaluationWithResponse(ctx, e.Id)
-	if err == nil && d.JSON200 == nil {
-		err = refused("read the evaluation", d.HTTPResponse, d.Body)
-	}
+	handler, need, err := a.needs(ctx, e.Id)
 	if err != nil {
 		return o.failed(err)
 	}
-	need, known := alone[d.JSON200.Evaluation.Handler]
-	switch {
-	case !known:
-		o.Outcome, o.Detail = "skipped", "this agent does not know handler "+d.JSON200.Evaluation.Handler
-		return o
-	case need != "":
+	if need != "" {
 		o.Outcome, o.Detail = "skipped", need
 		return o
-	}
-	handler := d.JSON200.Evaluation.Handler
-	if handler == "x_verification_handler" {
-		me, err := a.c.GetMeWithResponse(ctx)
-		if err == nil && me.JSON200 == nil {
-			err = refused("read the agent", me.HTTPResponse, me.Body)
-		}
-		if err != nil {
-			return o.failed(err)
-		}
-		if !me.JSON200.Agent.IsClaimed {
-			o.Outcome, o.Detail = "skipped", "needs the agent's owner to claim it on X first, at the claim URL given at registration"
-			return o
-		}
 	}
 
 	// An open registration (a run stopped half-way) is taken up again:
@@ -117,6 +95,36 @@ func (a *agent) take(ctx context.Context, e sipclient.Evaluation) Outcome {
 		return o.failed(err)
 	}
 	return a.submit(ctx, o, sub)
+}
+
+// needs names the handler of evaluation ref and what, if anything, the
+// agent needs from someone else to take it.
+func (a *agent) needs(ctx context.Context, ref string) (handler, need string, err error) {
+	d, err := a.c.GetEvaluationWithResponse(ctx, ref)
+	if err != nil {
+		return "", "", err
+	}
+	if d.JSON200 == nil {
+		return "", "", refused("read the evaluation", d.HTTPResponse, d.Body)
+	}
+	handler = d.JSON200.Evaluation.Handler
+	need, known := alone[handler]
+	switch {
+	case !known:
+		return handler, "this agent does not know handler " + handler, nil
+	case handler == "x_verification_handler":
+		me, err := a.c.GetMeWithResponse(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		if me.JSON200 == nil {
+			return "", "", refused("read the agent", me.HTTPResponse, me.Body)
+		}
+		if !me.JSON200.Agent.IsClaimed {
+			return handler, "needs the agent's owner to claim it on X first, at the claim URL given at registration", nil
+		}
+	}
+	return handler, need, nil
 }
 
 // challenge: Proof of Agentic Work. Fetch the values and the nonce, and
