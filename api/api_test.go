@@ -12,6 +12,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/registrytest"
@@ -49,7 +50,7 @@ func newClient(t *testing.T, s registry.Store) *client {
 	if full, ok := s.(registrytest.FullStore); ok {
 		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(evaluation.JobStore)
 	}
-	srv := httptest.NewServer(api.NewServer(cfg))
+	srv := httptest.NewServer(api.NewServer(withRuntime(cfg)))
 	t.Cleanup(srv.Close)
 	return &client{Client: apitest.New(t, srv.URL), srv: srv}
 }
@@ -113,3 +114,28 @@ func (l evaluationList) ids() string {
 
 // mustRouter routes requests to the document's operations; the document's
 // relative server is pointed at the test server.
+
+// withRuntime gives cfg the evaluation service over cfg's stores, built
+// as sip serve builds it (its clock, sealing key and a credential checker
+// that fetches over the network), changed by configure.
+func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Config {
+	if cfg.Agents == nil || cfg.Evaluations == nil {
+		return cfg
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs, Sessions: cfg.Sessions,
+		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Client: client}, Now: now,
+			Status: &credential.CachedStatus{Source: &credential.WebStatus{Client: client}, TTL: time.Minute, Now: now}}}
+	if cfg.SealingKey != nil {
+		ec.Key = cfg.SealingKey
+	}
+	for _, c := range configure {
+		c(&ec)
+	}
+	cfg.Service = evaluation.New(ec)
+	return cfg
+}

@@ -139,12 +139,3 @@ func (s *Server) presentCredential(c echo.Context, a *registry.Agent) error {
 	}
 	return c.JSON(http.StatusCreated, map[string]any{"success": true, "credential": out})
 }
-
-// credentialChecker rechecks recorded external credentials when they
-// meet a prerequisite: keys of trusted issuers only, status lists cached
-// for a minute.
-func (s *Server) credentialChecker() *credential.Checker {
-	keys := &credential.WebResolver{Client: s.httpClient}
-	return &credential.Checker{Keys: keys, Now: s.now,
-		Status: &credential.CachedStatus{Source: &credential.WebStatus{Client: s.httpClient}, TTL: time.Minute, Now: s.now}}
-}

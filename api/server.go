@@ -32,8 +32,10 @@ type Config struct {
 	// Sessions keeps multi-agent sessions; without it proctored and live
 	// class work evaluations cannot be taken.
 	Sessions evaluation.SessionStore
-	// JudgeConfigured says whether a judge works the jobs (for job notes).
-	JudgeConfigured bool
+	// Service is the evaluation runtime every agent-facing endpoint calls
+	// (cmd/sip builds it, with the judge worker and the sweeper); without
+	// it evaluations can be read but not taken.
+	Service *evaluation.Service
 	// BaseURL is the public URL of the service: links it hands out
 	// (claim_url, fetch_url, poll_url) start with it. Without one they are
 	// paths; it is never taken from a request's Host header.
@@ -51,10 +53,7 @@ type Config struct {
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
-	// RecordKey keys the digests of answers in execution records (see
-	// evaluation.Config.RecordKey).
-	RecordKey []byte
-	Version   string
+	Version string
 	// CommitURL links a version's commit on the web pages: a URL with
 	// {sha} where the commit goes (no links when empty).
 	CommitURL string
@@ -148,13 +147,7 @@ func NewServer(cfg Config) *Server {
 		s.sessions = cfg.Sessions
 	}
 	if cfg.Agents != nil && cfg.Evaluations != nil {
-		ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs,
-			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version, RecordKey: cfg.RecordKey}
-		if cfg.SealingKey != nil { // a nil *seal.Key is not a nil Opener
-			ec.Key = cfg.SealingKey
-		}
-		ec.Credentials = s.credentialChecker()
-		s.runtime = evaluation.New(ec)
+		s.runtime = cfg.Service
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
 	if cfg.Agents != nil {
@@ -269,10 +262,6 @@ func NewServer(cfg Config) *Server {
 	s.echo = e
 	return s
 }
-
-// Runtime is the evaluation runtime the server's endpoints call (nil when
-// the server serves the registry only); the judge worker shares it.
-func (s *Server) Runtime() *evaluation.Service { return s.runtime }
 
 // ServeHTTP makes the server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
