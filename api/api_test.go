@@ -119,7 +119,7 @@ func (l evaluationList) ids() string {
 // as sip serve builds it (its clock, sealing key and a credential checker
 // that fetches over the network), changed by configure.
 func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Config {
-	if cfg.Agents == nil || cfg.Evaluations == nil {
+	if cfg.Agents == nil {
 		return cfg
 	}
 	now := cfg.Now
@@ -127,7 +127,7 @@ func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Conf
 		now = time.Now
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs, Sessions: cfg.Sessions,
+	ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents.(registry.AgentStore), Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Registrations: cfg.Evaluations, Jobs: cfg.Jobs, Sessions: cfg.Sessions,
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Client: client}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Client: client}, TTL: time.Minute, Now: now}}}
 	if cfg.SealingKey != nil {
@@ -138,4 +138,9 @@ func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Conf
 	}
 	cfg.Service = evaluation.New(ec)
 	return cfg
+}
+
+// withOEmbed reads posts on X from the oEmbed endpoint at url.
+func withOEmbed(url string) func(*evaluation.Config) {
+	return func(c *evaluation.Config) { c.Posts = &api.OEmbed{URL: url} }
 }

@@ -119,3 +119,11 @@ func (s *Server) withCaller(h func(c echo.Context, a *registry.Agent) error) ech
 		return h(c, &registry.Agent{ID: k.agentID})
 	}
 }
+
+// viewerID is the id of the agent a request is made by, "" for anyone.
+func viewerID(a *registry.Agent) string {
+	if a == nil {
+		return ""
+	}
+	return a.ID
+}

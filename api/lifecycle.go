@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
@@ -34,25 +33,4 @@ func (s *Server) canRun(e *registry.Entry) bool {
 
 func conflict(code, msg, hint string) *Error {
 	return &Error{Status: http.StatusConflict, Code: code, Message: msg, Hint: hint}
-}
-
-// validPasses maps the evaluations an agent holds a still-valid pass of to
-// that pass (the newest).
-func (s *Server) validPasses(ctx context.Context, agentID string) (map[string]*evaluation.Result, error) {
-	return s.runtime.ValidPasses(ctx, agentID)
-}
-
-// registrationStatus is what the listing tells an agent about one
-// evaluation.
-func registrationStatus(e *registry.Entry, open map[string]*evaluation.Registration, valid map[string]*evaluation.Result) (string, bool) {
-	if r := open[e.ID]; r != nil {
-		return string(r.Status), false
-	}
-	if valid[e.ID] != nil {
-		return "completed", true
-	}
-	if slices.ContainsFunc(e.Prerequisites, func(p string) bool { return valid[p] == nil }) {
-		return "prerequisites_not_met", false
-	}
-	return "available", true
 }

@@ -99,12 +99,12 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
 	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
-		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
+		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
 		SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if configure != nil {
 		configure(&cfg)
 	}
-	cfg = withRuntime(cfg, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }}, runtime...)...)
+	cfg = withRuntime(cfg, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	w := &evaluation.Worker{Service: cfg.Service, Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}

@@ -118,7 +118,7 @@ func (s *Server) visibleResult(c echo.Context) (*evaluation.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !owner.ResultsPublic {
+		if !registry.CanSee(viewerID(v), owner, registry.SeeResults) {
 			return nil, notFound("no such result", "Check the result id.")
 		}
 	}

@@ -40,9 +40,7 @@ type Config struct {
 	// (claim_url, fetch_url, poll_url) start with it. Without one they are
 	// paths; it is never taken from a request's Host header.
 	BaseURL string
-	// OEmbedURL is X's oEmbed endpoint (DefaultOEmbedURL when empty).
-	OEmbedURL string
-	// HTTPClient calls other services (oEmbed); a client with a 10 s
+	// HTTPClient calls other services (other issuers' documents); a client with a 10 s
 	// timeout when nil.
 	HTTPClient *http.Client
 	// Now tells the time (time.Now when nil).
@@ -98,7 +96,6 @@ type Server struct {
 	// of 600), so one agent cannot flood a session or the server.
 	agentPosts, sessionPosts *limiter
 	baseURL                  string
-	oembedURL                string
 	httpClient               *http.Client
 	now                      func() time.Time
 	log                      *slog.Logger
@@ -124,11 +121,8 @@ func NewServer(cfg Config) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
-		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now,
+		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), httpClient: cfg.HTTPClient, now: cfg.Now,
 		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
-	if s.oembedURL == "" {
-		s.oembedURL = DefaultOEmbedURL
-	}
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -146,9 +140,7 @@ func NewServer(cfg Config) *Server {
 	if cfg.Sessions != nil {
 		s.sessions = cfg.Sessions
 	}
-	if cfg.Agents != nil && cfg.Evaluations != nil {
-		s.runtime = cfg.Service
-	}
+	s.runtime = cfg.Service
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
 	if cfg.Agents != nil {
 		s.agentIndex = &agentIndex{load: cfg.Agents.PublicAgents, now: s.now}
@@ -187,7 +179,7 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
 	e.GET("/api/v1/sealing-key", s.sealingKey)
-	if s.agents != nil {
+	if s.agents != nil && s.runtime != nil {
 		perMinute := cfg.PublicRate
 		if perMinute == 0 {
 			perMinute = 20

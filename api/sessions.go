@@ -60,10 +60,7 @@ func optTime(t time.Time) *string {
 }
 
 func toSession(s *evaluation.Session, now time.Time) sessionView {
-	status := string(s.Status)
-	if s.Status == evaluation.SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
-		status = "ended" // its time is up, though no proctor has graded it yet
-	}
+	status := string(s.Phase(now))
 	return sessionView{ID: s.ID, EvaluationID: s.EvaluationID, Kind: string(s.Kind), Status: status, ParticipantCount: s.Participants, Participants: s.Participants,
 		MinParticipants: s.MinParticipants, MaxParticipants: s.MaxParticipants, StartedAt: optTime(s.StartedAt), EndsAt: optTime(s.EndsAt),
 		EndedAt: optTime(s.EndedAt)}
@@ -366,13 +363,13 @@ func (s *Server) hiddenParticipants(ctx context.Context, ps []evaluation.Partici
 	out := map[string]bool{}
 	for _, p := range ps {
 		if viewer != nil && viewer.ID == p.AgentID {
-			continue
+			continue // the viewer sees itself (CanSee): no need to read it
 		}
 		a, err := s.agents.AgentByID(ctx, p.AgentID)
 		if err != nil {
 			return nil, err
 		}
-		if !a.ResultsPublic {
+		if !registry.CanSee(viewerID(viewer), a, registry.SeeTranscript) {
 			out[p.AgentID] = true
 		}
 	}

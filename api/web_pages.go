@@ -302,12 +302,12 @@ func (s *Server) agentProfile(c echo.Context) error {
 		return err
 	}
 	page := agentPage{pageBase: pageBase{Title: a.Name, Version: s.version}, A: a}
-	if a.ResultsPublic { // points decode into what it passed: private too
+	if registry.CanSee("", a, registry.SeePoints) {
 		if page.Points, err = s.evals.AgentPoints(ctx, a.ID); err != nil {
 			return err
 		}
 	}
-	if a.ResultsPublic {
+	if registry.CanSee("", a, registry.SeeResults) {
 		if page.Badges, err = s.badges(ctx, a); err != nil {
 			return err
 		}
@@ -407,7 +407,7 @@ func (s *Server) resultDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !a.ResultsPublic {
+	if !registry.CanSee("", a, registry.SeeResults) {
 		return notFound("no such result", "Check the result id.")
 	}
 	snap, err := s.catalog.current(ctx)

@@ -269,13 +269,14 @@ func (m *Main) Run(ctx context.Context) error {
 	// The evaluation service: every rule an agent meets, whatever the door
 	// (the HTTP API, the judge worker, the sweeper).
 	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
+		Posts: &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
 		Build: version, RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
 	if key != nil { // a nil *seal.Key is not a nil Opener
 		ec.Key = key
 	}
 	svc := evaluation.New(ec)
 	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, Stats: st, Service: svc,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
+		Logger: log, Version: version, BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {
 		cfg.Webhook = app.Webhook

@@ -18,7 +18,7 @@ type agentReader interface {
 // the evaluations that need them then cannot be taken.
 type Config struct {
 	Versions      versionLister
-	Agents        agentReader
+	Agents        agentStore
 	Registrations EvaluationStore
 	Jobs          JobStore
 	Sessions      SessionStore
@@ -36,6 +36,9 @@ type Config struct {
 	// Key opens benchmarks' sealed answers (the registry's sealing key);
 	// without one a benchmark with sealed answers cannot be taken.
 	Key Opener
+	// Posts reads posts on X for agents' claims; without it agents cannot
+	// be claimed.
+	Posts PostReader
 	// Credentials checks external credentials again when they meet a
 	// prerequisite (signature, validity, status); without it credential
 	// prerequisites cannot be met.
@@ -47,7 +50,8 @@ type Config struct {
 // transport. Every decision about an attempt reads the definition of the
 // version its registration pinned.
 type Service struct {
-	agents          agentReader
+	agents          agentStore
+	posts           PostReader
 	regs            EvaluationStore
 	jobs            JobStore
 	sessions        SessionStore
@@ -72,7 +76,7 @@ func New(cfg Config) *Service {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.opener, s.credentials = cfg.Key, cfg.Credentials
+	s.opener, s.credentials, s.posts = cfg.Key, cfg.Credentials, cfg.Posts
 	s.recordKey = cfg.RecordKey
 	if len(s.recordKey) == 0 {
 		s.recordKey = make([]byte, 32)
@@ -116,41 +120,10 @@ func (s *Service) ValidPasses(ctx context.Context, agentID string) (map[string]*
 }
 
 // Register opens a registration of the agent for e under e's current
-// version (created), or returns the open one. The prerequisites must hold
-// now: a valid pass of each.
+// version (created), or returns the open one, if the agent may register
+// now (mayRegister: the rule the listing shows too).
 func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entry) (_ *Registration, created bool, _ error) {
-	if e.Status != registry.StatusActive || e.Removed {
-		return nil, false, conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
-	}
-	if !s.Runnable(e.Handler) {
-		return nil, false, conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
-			"Take an evaluation whose can_register is true.")
-	}
-	if len(e.Prerequisites)+len(e.CredentialPrerequisites) > 0 {
-		valid, err := s.ValidPasses(ctx, agentID)
-		if err != nil {
-			return nil, false, err
-		}
-		missing := MissingPrerequisites(e.Prerequisites, valid)
-		held, why, err := s.heldCredentials(ctx, agentID, e.CredentialPrerequisites)
-		if err != nil {
-			return nil, false, err
-		}
-		missing = append(missing, MissingCredentials(e.CredentialPrerequisites, held)...)
-		if len(missing) > 0 {
-			hint := "Pass every prerequisite (a pass that has not expired), then register."
-			if len(e.CredentialPrerequisites) > 0 {
-				hint += " A credential prerequisite is met by presenting that credential: POST /api/v1/agents/me/credentials."
-			}
-			for _, w := range why {
-				hint += " Note: " + w + "."
-			}
-			r := refuse(registry.ErrForbidden, "prerequisites_not_met", "prerequisites not met: pass "+joinIDs(missing)+" first", hint)
-			r.Missing = missing
-			return nil, false, r
-		}
-	}
-	if err := s.attemptsLeft(ctx, agentID, e); err != nil {
+	if err := s.mayRegister(ctx, &candidate{s: s, agentID: agentID}, e); err != nil {
 		return nil, false, err
 	}
 	for range 2 {
@@ -241,6 +214,18 @@ func (s *Service) Start(ctx context.Context, a *registry.Agent, e *registry.Entr
 	r := s.runner(e.Handler)
 	if r == nil {
 		return nil, conflict("conflict", e.ID+" cannot be started on this server yet", "Take an evaluation whose can_register is true.")
+	}
+	// An unclaimed agent is told what it lacks before that it has no
+	// registration (Register refuses it for the same reason). The caller
+	// may be known by id only: read whether it is claimed.
+	if claimRequired(e.Config) {
+		me, err := s.agents.AgentByID(ctx, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := mustBeClaimed(e.ID, e.Config, me); err != nil {
+			return nil, err
+		}
 	}
 	return r.Start(ctx, s.take(a, e))
 }
