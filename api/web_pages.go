@@ -360,34 +360,20 @@ const pageMessages = 500
 // conversation is a session's transcript for a page.
 func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conversationLine, error) {
 	ctx := c.Request().Context()
-	ps, err := s.sessions.Participants(ctx, sess.ID)
-	if err != nil {
-		return nil, err
-	}
-	hidden, err := s.hiddenParticipants(ctx, ps, nil) // pages are public
-	if err != nil {
-		return nil, err
-	}
-	names := map[string]string{}
-	for _, p := range ps {
-		names[p.AgentID] = p.Name
-		if hidden[p.AgentID] {
-			names[p.AgentID] = evaluation.PrivateName
-		}
-	}
 	// The page shows the first pageMessages messages; the API pages the
-	// rest, so a long session costs a page view one bounded read.
-	ms, err := s.sessions.Messages(ctx, sess.ID, 0, pageMessages)
+	// rest, so a long session costs a page view one bounded read. Pages
+	// are public: anyone's view of the transcript.
+	tr, err := s.runtime.Transcript(ctx, "", sess.ID, 0, pageMessages)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]conversationLine, 0, len(ms))
-	for _, m := range ms {
-		content := m.Content
-		if hidden[m.SenderID] {
-			content = hiddenMessage
-		}
-		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: content, At: m.CreatedAt})
+	names := map[string]string{"": evaluation.PrivateName}
+	for _, p := range tr.Participants {
+		names[p.AgentID] = p.Name
+	}
+	out := make([]conversationLine, 0, len(tr.Messages))
+	for _, m := range tr.Messages {
+		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: m.Content, At: m.CreatedAt})
 	}
 	return out, nil
 }
