@@ -13,6 +13,7 @@ import (
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
+	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/registrytest"
@@ -128,8 +129,8 @@ func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Conf
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents.(registry.AgentStore), Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Registrations: cfg.Evaluations, Jobs: cfg.Jobs, Sessions: cfg.Sessions,
-		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Client: client}, Now: now,
-			Status: &credential.CachedStatus{Source: &credential.WebStatus{Client: client}, TTL: time.Minute, Now: now}}}
+		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: webfetch.Client{HTTP: client}}, Now: now,
+			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: webfetch.Client{HTTP: client}}, TTL: time.Minute, Now: now}}}
 	if cfg.SealingKey != nil {
 		ec.Key = cfg.SealingKey
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
+	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
@@ -104,8 +105,8 @@ func (s *Server) presentCredential(c echo.Context, a *registry.Agent) error {
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "no evaluation here accepts credentials of " + issuer,
 			Hint: "Credential prerequisites name the issuers this registry trusts."}
 	}
-	keys := &credential.WebResolver{Client: s.httpClient, Allow: func(did string) bool { return did == issuer }}
-	chk := &credential.Checker{Keys: keys, Status: &credential.WebStatus{Client: s.httpClient}, Now: s.now}
+	keys := &credential.WebResolver{Fetch: webfetch.Client{HTTP: s.httpClient}, Allow: func(did string) bool { return did == issuer }}
+	chk := &credential.Checker{Keys: keys, Status: &credential.WebStatus{Fetch: webfetch.Client{HTTP: s.httpClient}}, Now: s.now}
 	report := chk.Check(req.Credential)
 	if !report.Verified {
 		return c.JSON(http.StatusUnprocessableEntity, struct {

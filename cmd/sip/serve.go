@@ -21,6 +21,7 @@ import (
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
+	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/seal"
@@ -396,8 +397,9 @@ func (m *Main) issuer(ctx context.Context, st store, log *slog.Logger) (*credent
 // meet a prerequisite: keys of trusted issuers fetched from their did:web
 // documents, status lists fetched and cached for a minute.
 func webCredentialChecker(client *http.Client, now func() time.Time) *credential.Checker {
-	return &credential.Checker{Keys: &credential.WebResolver{Client: client}, Now: now,
-		Status: &credential.CachedStatus{Source: &credential.WebStatus{Client: client}, TTL: time.Minute, Now: now}}
+	web := webfetch.Client{HTTP: client}
+	return &credential.Checker{Keys: &credential.WebResolver{Fetch: web}, Now: now,
+		Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: web}, TTL: time.Minute, Now: now}}
 }
 
 // syncAtStart syncs the configured SIPs, unless the registry follows git
