@@ -5,27 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
 )
-
-// agentStore is what the API needs of the agents' storage.
-type agentStore interface {
-	CreateAgent(ctx context.Context, a *registry.Agent) error
-	AgentByKeyID(ctx context.Context, keyID string) (*registry.Agent, error)
-	AgentByID(ctx context.Context, id string) (*registry.Agent, error)
-	AgentByName(ctx context.Context, name string) (*registry.Agent, error)
-	AgentByClaimToken(ctx context.Context, tokenHash string) (*registry.Agent, error)
-	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
-	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
-	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
-	PublicAgentNames(ctx context.Context, ids []string) (map[string]string, error)
-	PublicAgents(ctx context.Context) ([]registry.AgentCard, error)
-	RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (*registry.Agent, error)
-}
 
 type agentView struct {
 	ID                string  `json:"id"`
@@ -99,8 +83,8 @@ func (s *Server) me(c echo.Context, a *registry.Agent) error {
 // agentJSON answers with an agent as it sees itself, points included.
 func (s *Server) agentJSON(c echo.Context, a *registry.Agent) error {
 	v := toAgentView(a)
-	if s.evals != nil {
-		p, err := s.evals.AgentPoints(c.Request().Context(), a.ID)
+	if s.serves.Results {
+		p, err := s.runtime.Points(c.Request().Context(), a.ID)
 		if err != nil {
 			return err
 		}
@@ -155,7 +139,7 @@ func (s *Server) profile(c echo.Context) error {
 	if registry.CheckAgentName(name) != nil {
 		return notFound("no agent "+quote(name), "Agent names are 3–32 letters, digits, '_' or '-'.")
 	}
-	a, err := s.agents.AgentByName(c.Request().Context(), name)
+	a, err := s.runtime.AgentNamed(c.Request().Context(), name)
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("no agent "+quote(name), "Check the name.")
 	}
@@ -165,8 +149,8 @@ func (s *Server) profile(c echo.Context) error {
 	v := toAgentView(a)
 	badges := []badge{}
 	var points *float64 // null for an agent that keeps results private: points decode into what it passed
-	if s.evals != nil && registry.CanSee("", a, registry.SeePoints) {
-		if v.Points, err = s.evals.AgentPoints(c.Request().Context(), a.ID); err != nil {
+	if s.serves.Results && registry.CanSee("", a, registry.SeePoints) {
+		if v.Points, err = s.runtime.Points(c.Request().Context(), a.ID); err != nil {
 			return err
 		}
 		points = &v.Points

@@ -48,10 +48,11 @@ type client struct {
 func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
 	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
+	var st runtimeStores
 	if full, ok := s.(registrytest.FullStore); ok {
-		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(evaluation.JobStore)
+		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(evaluation.JobStore)}
 	}
-	srv := httptest.NewServer(api.NewServer(withRuntime(cfg)))
+	srv := httptest.NewServer(api.NewServer(withRuntime(cfg, st)))
 	t.Cleanup(srv.Close)
 	return &client{Client: apitest.New(t, srv.URL), srv: srv}
 }
@@ -116,11 +117,20 @@ func (l evaluationList) ids() string {
 // mustRouter routes requests to the document's operations; the document's
 // relative server is pointed at the test server.
 
-// withRuntime gives cfg the evaluation service over cfg's stores, built
-// as sip serve builds it (its clock, sealing key and a credential checker
-// that fetches over the network), changed by configure.
-func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Config {
-	if cfg.Agents == nil {
+// runtimeStores are the stores a test server's evaluation service is
+// built over; without Agents it has none and serves the registry only.
+type runtimeStores struct {
+	Agents      registry.AgentStore
+	Evaluations evaluation.EvaluationStore
+	Jobs        evaluation.JobStore
+	Sessions    evaluation.SessionStore
+}
+
+// withRuntime gives cfg the evaluation service over st, built as sip
+// serve builds it (its clock, sealing key and a credential checker that
+// fetches over the network), changed by configure.
+func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation.Config)) api.Config {
+	if st.Agents == nil {
 		return cfg
 	}
 	now := cfg.Now
@@ -128,9 +138,16 @@ func withRuntime(cfg api.Config, configure ...func(*evaluation.Config)) api.Conf
 		now = time.Now
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents.(registry.AgentStore), Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Registrations: cfg.Evaluations, Jobs: cfg.Jobs, Sessions: cfg.Sessions,
+	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Registrations: st.Evaluations,
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: webfetch.Client{HTTP: client}}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: webfetch.Client{HTTP: client}}, TTL: time.Minute, Now: now}}}
+	// A nil store in an interface is not a nil interface.
+	if st.Jobs != nil {
+		ec.Jobs = st.Jobs
+	}
+	if st.Sessions != nil {
+		ec.Sessions = st.Sessions
+	}
 	if cfg.SealingKey != nil {
 		ec.Key = cfg.SealingKey
 	}

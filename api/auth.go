@@ -29,7 +29,7 @@ func (s *Server) authenticate(c echo.Context) (*registry.Agent, error) {
 	if id == "" {
 		return nil, errUnauthorized
 	}
-	a, err := s.agents.AgentByKeyID(c.Request().Context(), id)
+	a, err := s.runtime.AgentByKeyID(c.Request().Context(), id)
 	if errors.Is(err, registry.ErrNotFound) {
 		registry.KeyMatches(key, strings.Repeat("0", 64)) // same work as a real comparison
 		return nil, errUnauthorized

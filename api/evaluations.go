@@ -128,7 +128,7 @@ func toReason(r *evaluation.Refusal) *reasonView {
 // evaluation: its registration status, whether it holds a valid pass,
 // and whether (and why not) it may register, as the service decides.
 func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent, module, typ, status string) error {
-	if s.runtime == nil {
+	if !s.serves.Results {
 		return errUnauthorized
 	}
 	entries := snap.matching(module, typ, status)
@@ -240,7 +240,7 @@ func (s *Server) getEvaluation(c echo.Context) error {
 			d.PrerequisiteDetails = append(d.PrerequisiteDetails, prerequisiteItem{ID: p.ID, SIP: p.Number, Name: p.Name, Status: string(p.Status)})
 		}
 	}
-	if v != nil && s.runtime != nil {
+	if v != nil && s.serves.Results {
 		els, err := s.runtime.Eligibilities(c.Request().Context(), v.ID, []*registry.Entry{e})
 		if err != nil {
 			return err

@@ -131,7 +131,7 @@ func (s *Server) presentCredential(c echo.Context, a *registry.Agent) error {
 	}
 	ext := &evaluation.ExternalCredential{AgentID: a.ID, Issuer: issuer, Achievement: report.Achievement, Subject: report.Subject,
 		Credential: req.Credential, ValidUntil: validUntil, RecordedAt: s.now()}
-	if err := s.evals.PutExternalCredential(c.Request().Context(), ext); err != nil {
+	if err := s.runtime.RecordExternalCredential(c.Request().Context(), ext); err != nil {
 		return err
 	}
 	out := map[string]any{"issuer": issuer, "achievement": report.Achievement, "subject": report.Subject}

@@ -98,13 +98,13 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 	mode := &judgeMode{mode: "good"}
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
-	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
-		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
+	cfg := api.Config{Store: s, Stats: s.(stats.Source), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
 		SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if configure != nil {
 		configure(&cfg)
 	}
-	cfg = withRuntime(cfg, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
+	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
+		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	w := &evaluation.Worker{Service: cfg.Service, Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}

@@ -11,7 +11,7 @@ import (
 
 // proctorable reports whether proctors work on an evaluation here.
 func (s *Server) proctorable(e *registry.Entry) bool {
-	return s.runtime != nil && s.runtime.Proctorable(e)
+	return s.serves.Results && s.runtime.Proctorable(e)
 }
 
 // pendingProctor answers GET /api/v1/evaluations/{ref}/pending-proctor:

@@ -1,7 +1,9 @@
-// Package api is sip's HTTP server: the read API of the registry (and,
-// as they land, the agents' evaluation API, the web pages and the GitHub
-// App's webhook), with one error model, request ids, structured logs and
-// Prometheus metrics.
+// Package api is sip's HTTP server: the read API of the registry, the
+// agents' evaluation API, the web pages and the GitHub App's webhook,
+// with one error model, request ids, structured logs and Prometheus
+// metrics. It adapts HTTP only: each handler decodes a request, calls the
+// evaluation service (registry/evaluation, which decides every rule an
+// agent meets) or reads the registry's catalog, and encodes the answer.
 package api
 
 import (
@@ -22,19 +24,13 @@ import (
 
 // Config is what the server is built from.
 type Config struct {
-	// Store is the registry database.
+	// Store is the registry database, read for the catalog of SIPs.
 	Store registryReader
-	// Agents keeps the agents, and Evaluations their registrations and
-	// results; without them the server serves the registry only.
-	Agents      agentStore
-	Evaluations evaluation.EvaluationStore
-	Jobs        evaluation.JobStore
-	// Sessions keeps multi-agent sessions; without it proctored and live
-	// class work evaluations cannot be taken.
-	Sessions evaluation.SessionStore
-	// Service is the evaluation runtime every agent-facing endpoint calls
-	// (cmd/sip builds it, with the judge worker and the sweeper); without
-	// it evaluations can be read but not taken.
+	// Service is the evaluation service every endpoint about agents,
+	// attempts, results, jobs and sessions calls (cmd/sip builds it, with
+	// the judge worker and the sweeper). What it serves (its Serves) says
+	// which endpoints exist; without one the server serves the registry
+	// only.
 	Service *evaluation.Service
 	// BaseURL is the public URL of the service: links it hands out
 	// (claim_url, fetch_url, poll_url) start with it. Without one they are
@@ -84,11 +80,8 @@ const WebhookPath = "/webhooks/github"
 // Server serves the API.
 type Server struct {
 	store    registryReader
-	agents   agentStore
-	evals    resultReader
-	jobs     jobReader
-	sessions sessionStore
 	runtime  *evaluation.Service
+	serves   evaluation.Serves
 	members  memberCache
 	keys     keyCache
 	// Message limits, per replica: an agent posts at most 10 messages a
@@ -120,7 +113,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
+	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), httpClient: cfg.HTTPClient, now: cfg.Now,
 		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
 	if s.httpClient == nil {
@@ -130,20 +123,15 @@ func NewServer(cfg Config) *Server {
 		s.now = time.Now
 	}
 	s.agentPosts, s.sessionPosts = newLimiter(600, 60, s.now), newLimiter(3000, 600, s.now)
-	if cfg.Evaluations != nil {
-		s.evals = cfg.Evaluations
+	if s.runtime != nil {
+		s.serves = s.runtime.Serves()
 	}
-	if cfg.Jobs != nil {
-		s.jobs = cfg.Jobs
-		s.metrics.registry.MustRegister(&jobCollector{store: cfg.Jobs, now: s.now})
+	if s.serves.Jobs {
+		s.metrics.registry.MustRegister(&jobCollector{source: s.runtime, now: s.now})
 	}
-	if cfg.Sessions != nil {
-		s.sessions = cfg.Sessions
-	}
-	s.runtime = cfg.Service
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
-	if cfg.Agents != nil {
-		s.agentIndex = &agentIndex{load: cfg.Agents.PublicAgents, now: s.now}
+	if s.serves.Agents {
+		s.agentIndex = &agentIndex{load: s.runtime.PublicAgents, now: s.now}
 	}
 	if cfg.Stats != nil {
 		s.stats = newStatsCache(cfg.Stats, s.now)
@@ -179,7 +167,7 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
 	e.GET("/api/v1/sealing-key", s.sealingKey)
-	if s.agents != nil && s.runtime != nil {
+	if s.serves.Agents {
 		perMinute := cfg.PublicRate
 		if perMinute == 0 {
 			perMinute = 20
@@ -197,7 +185,7 @@ func NewServer(cfg Config) *Server {
 		e.POST("/api/v1/agents/me/keys", keys.limited(s.withAgent(s.rotateKey)))
 		e.GET("/api/v1/agents/:name", s.profile)
 	}
-	if s.agents != nil && s.evals != nil {
+	if s.serves.Results {
 		// Verifying costs two canonicalisations (a few milliseconds): a
 		// client verifies at most two a second.
 		verifications := newLimiter(120, 120, s.now)
@@ -217,7 +205,7 @@ func NewServer(cfg Config) *Server {
 		e.POST("/api/v1/agents/me/attestations", s.withAgent(s.attest))
 		e.POST("/api/v1/agents/me/credentials", verifications.limited(s.withAgent(s.presentCredential)))
 	}
-	if s.agents != nil && s.evals != nil {
+	if s.serves.Results {
 		e.GET("/", s.home)
 		e.GET("/evaluations", s.evaluationsTable)
 		e.GET("/evaluations/:ref", s.evaluationDetail)
@@ -236,11 +224,11 @@ func NewServer(cfg Config) *Server {
 			e.Match([]string{http.MethodGet, http.MethodHead}, p, static)
 		}
 	}
-	if s.agents != nil && s.evals != nil && s.jobs != nil {
+	if s.serves.Jobs {
 		e.GET("/api/v1/evaluations/:ref/jobs/:job", s.withAgent(s.getJob))
 		e.GET("/api/v1/evaluations/:ref/results/:id/transcript", s.getTranscript)
 	}
-	if s.agents != nil && s.evals != nil && s.sessions != nil {
+	if s.serves.Sessions {
 		const ev = "/api/v1/evaluations/:ref"
 		e.GET(ev+"/pending-proctor", s.withAgent(s.pendingProctor))
 		e.POST(ev+"/proctor/claim", s.withAgent(s.proctorClaim))

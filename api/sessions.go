@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -12,26 +11,6 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
-
-// sessionStore is what the multi-agent endpoints need.
-type sessionStore interface {
-	ClaimRegistration(ctx context.Context, s *evaluation.Session, proctorID, candidateID string) (*evaluation.Session, error)
-	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*evaluation.Session, error)
-	JoinLive(ctx context.Context, template *evaluation.Session, reg *evaluation.Registration, duration time.Duration, at time.Time) (*evaluation.Session, error)
-	LeaveForming(ctx context.Context, registrationID string) error
-	Session(ctx context.Context, id string) (*evaluation.Session, error)
-	SessionByRegistration(ctx context.Context, registrationID string) (*evaluation.Session, error)
-	Participants(ctx context.Context, sessionID string) ([]evaluation.Participant, error)
-	Membership(ctx context.Context, sessionID, agentID string) (*evaluation.Session, string, error)
-	AgentSessions(ctx context.Context, agentID string) ([]*evaluation.Session, []string, error)
-	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status evaluation.RegistrationStatus) ([]evaluation.PendingRegistration, error)
-	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (*evaluation.Result, error)
-	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*evaluation.Session, error)
-	PostMessage(ctx context.Context, m *evaluation.SessionMessage) (*evaluation.SessionMessage, error)
-	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*evaluation.SessionMessage, error)
-	GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) ([]*evaluation.Result, error)
-	Subscribe(ctx context.Context, sessionID string) evaluation.Subscription
-}
 
 type sessionView struct {
 	ID           string `json:"id"`

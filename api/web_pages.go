@@ -75,7 +75,7 @@ func (s *Server) catalogWithCounts(ctx context.Context) (*snapshot, map[string]i
 	if err != nil {
 		return nil, nil, err
 	}
-	counts, err := s.evals.PassCounts(ctx)
+	counts, err := s.runtime.PassCounts(ctx)
 	return snap, counts, err
 }
 
@@ -97,7 +97,7 @@ func (s *Server) home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recent, _, err := s.evals.Results(ctx, evaluation.ResultFilter{PassedOnly: true, Limit: 10})
+	recent, _, err := s.runtime.Results(ctx, evaluation.ResultFilter{PassedOnly: true, Limit: 10})
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 		page.Versions = append(page.Versions, row)
 	}
 	page.Passes = counts[e.ID]
-	results, _, err := s.evals.Results(ctx, evaluation.ResultFilter{EvaluationID: e.ID, Limit: 20})
+	results, _, err := s.runtime.Results(ctx, evaluation.ResultFilter{EvaluationID: e.ID, Limit: 20})
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (s *Server) agentProfile(c echo.Context) error {
 	if registry.CheckAgentName(name) != nil {
 		return notFound("no agent "+quote(name), "Check the name.")
 	}
-	a, err := s.agents.AgentByName(ctx, name)
+	a, err := s.runtime.AgentNamed(ctx, name)
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("no agent "+quote(name), "Check the name.")
 	}
@@ -303,7 +303,7 @@ func (s *Server) agentProfile(c echo.Context) error {
 	}
 	page := agentPage{pageBase: pageBase{Title: a.Name, Version: s.version}, A: a}
 	if registry.CanSee("", a, registry.SeePoints) {
-		if page.Points, err = s.evals.AgentPoints(ctx, a.ID); err != nil {
+		if page.Points, err = s.runtime.Points(ctx, a.ID); err != nil {
 			return err
 		}
 	}
@@ -315,7 +315,7 @@ func (s *Server) agentProfile(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		results, _, err := s.evals.Results(ctx, evaluation.ResultFilter{AgentID: a.ID, Limit: 50})
+		results, _, err := s.runtime.Results(ctx, evaluation.ResultFilter{AgentID: a.ID, Limit: 50})
 		if err != nil {
 			return err
 		}
@@ -382,19 +382,9 @@ func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conve
 // its transcript; results of agents that keep them private are not found.
 func (s *Server) resultDetail(c echo.Context) error {
 	ctx := c.Request().Context()
-	r, err := s.evals.Result(ctx, c.Param("id"))
-	if errors.Is(err, registry.ErrNotFound) {
-		return notFound("no such result", "Check the result id.")
-	}
+	r, a, err := s.runtime.VisibleResult(ctx, "", c.Param("id")) // pages are public
 	if err != nil {
 		return err
-	}
-	a, err := s.agents.AgentByID(ctx, r.AgentID)
-	if err != nil {
-		return err
-	}
-	if !registry.CanSee("", a, registry.SeeResults) {
-		return notFound("no such result", "Check the result id.")
 	}
 	snap, err := s.catalog.current(ctx)
 	if err != nil {
@@ -407,8 +397,8 @@ func (s *Server) resultDetail(c echo.Context) error {
 	if page.E != nil {
 		page.Title = fmt.Sprintf("%s · SIP-%d %s", a.Name, page.E.Number, page.E.Name)
 	}
-	if s.sessions != nil {
-		sess, err := s.sessions.SessionByRegistration(ctx, r.RegistrationID)
+	if s.serves.Sessions {
+		sess, err := s.runtime.SessionOf(ctx, r.RegistrationID)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return err
 		}
@@ -421,8 +411,8 @@ func (s *Server) resultDetail(c echo.Context) error {
 	// A judged attempt's answers and responses are not on the public page:
 	// a passing agent's answers would be an answer key for anyone. The
 	// agent reads its own through the API.
-	if s.jobs != nil && page.Conversation == nil {
-		job, err := s.jobs.JobByRegistration(ctx, r.RegistrationID)
+	if s.serves.Jobs && page.Conversation == nil {
+		job, err := s.runtime.JobOf(ctx, r.RegistrationID)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return err
 		}
@@ -479,7 +469,7 @@ func (s *Server) agentsDirectory(c echo.Context) error {
 		n = v
 	}
 	offset := (n - 1) * agentsPerPage
-	rows, total, err := s.evals.Standings(c.Request().Context(), offset, agentsPerPage)
+	rows, total, err := s.runtime.Standings(c.Request().Context(), offset, agentsPerPage)
 	if err != nil {
 		return err
 	}

@@ -276,7 +276,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ec.Key = key
 	}
 	svc := evaluation.New(ec)
-	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, Stats: st, Service: svc,
+	cfg := api.Config{Store: st, Stats: st, Service: svc,
 		Logger: log, Version: version, BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {

@@ -19,6 +19,7 @@ import (
 // agentStore is what the agent lifecycle needs of agents' storage.
 type agentStore interface {
 	agentReader
+	agentLookup
 	CreateAgent(ctx context.Context, a *registry.Agent) error
 	AgentByClaimToken(ctx context.Context, tokenHash string) (*registry.Agent, error)
 	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
