@@ -58,7 +58,7 @@ type jobStatser interface {
 // replica reports the one queue they share.
 type jobCollector struct {
 	source jobStatser
-	now   func() time.Time
+	now    func() time.Time
 }
 
 var (

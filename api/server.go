@@ -79,11 +79,11 @@ const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
-	store    registryReader
-	runtime  *evaluation.Service
-	serves   evaluation.Serves
-	members  memberCache
-	keys     keyCache
+	store   registryReader
+	runtime *evaluation.Service
+	serves  evaluation.Serves
+	members memberCache
+	keys    keyCache
 	// Message limits, per replica: an agent posts at most 10 messages a
 	// second (bursts of 60), a session takes at most 50 a second (bursts
 	// of 600), so one agent cannot flood a session or the server.
