@@ -58,4 +58,6 @@ func (i Issuers) KeysOf(issuer string) credential.KeyResolver {
 }
 
 // Status fetches status lists.
-func (i Issuers) Status() credential.StatusSource { return &credential.WebStatus{Fetch: Client{i.HTTP}} }
+func (i Issuers) Status() credential.StatusSource {
+	return &credential.WebStatus{Fetch: Client{i.HTTP}}
+}
