@@ -5,28 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
 )
-
-// agentStore is what the API needs of the agents' storage.
-type agentStore interface {
-	CreateAgent(ctx context.Context, a *registry.Agent) error
-	AgentByKeyID(ctx context.Context, keyID string) (*registry.Agent, error)
-	AgentByID(ctx context.Context, id string) (*registry.Agent, error)
-	AgentByName(ctx context.Context, name string) (*registry.Agent, error)
-	AgentByClaimToken(ctx context.Context, tokenHash string) (*registry.Agent, error)
-	UpdateAgent(ctx context.Context, id string, u registry.AgentUpdate) (*registry.Agent, error)
-	ClaimAgent(ctx context.Context, tokenHash, owner string, at time.Time) (*registry.Agent, error)
-	AgentNames(ctx context.Context, ids []string) (map[string]string, error)
-	PublicAgentNames(ctx context.Context, ids []string) (map[string]string, error)
-	PublicAgents(ctx context.Context) ([]registry.AgentCard, error)
-	RotateKey(ctx context.Context, id, oldKeyID, keyID, keyHash string) (*registry.Agent, error)
-}
 
 type agentView struct {
 	ID                string  `json:"id"`
@@ -63,24 +46,8 @@ func (s *Server) registerAgent(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	if err := registry.CheckAgentName(req.Name); err != nil {
-		return badRequest("name", "name must be 3–32 letters, digits, '_' or '-'", "Choose a name like my_agent-1.")
-	}
-	if reservedNames[strings.ToLower(req.Name)] {
-		return badRequest("name", "the name "+quote(req.Name)+" is reserved", "Choose another name.")
-	}
-	if len(req.Description) > registry.MaxAgentDescription || !utf8.ValidString(req.Description) {
-		return badRequest("description", "description must be UTF-8 text of at most 500 bytes", "Shorten the description.")
-	}
-	a, creds, err := registry.NewAgent(req.Name, req.Description, s.now())
+	a, creds, err := s.runtime.RegisterAgent(c.Request().Context(), req.Name, req.Description)
 	if err != nil {
-		return err
-	}
-	if err := s.agents.CreateAgent(c.Request().Context(), a); err != nil {
-		if errors.Is(err, registry.ErrConflict) {
-			return &Error{Status: http.StatusConflict, Code: "conflict", Message: "the name " + quote(req.Name) + " is taken",
-				Hint: "Names are unique ignoring case; choose another.", Err: err}
-		}
 		return err
 	}
 	return c.JSON(http.StatusCreated, struct {
@@ -96,10 +63,6 @@ func (s *Server) registerAgent(c echo.Context) error {
 		CreatedAt        string `json:"created_at"`
 	}{a.ID, a.Name, a.Description, creds.APIKey, s.publicURL(c) + "/claim/" + creds.ClaimToken, creds.VerificationCode, timestamp(a.CreatedAt)}})
 }
-
-// reservedNames are path words under /api/v1/agents/ that a profile URL
-// could not reach.
-var reservedNames = map[string]bool{"register": true, "claim": true}
 
 // publicURL is the service's public URL, from its configuration only,
 // never from the request's Host header (which the caller chooses). sip
@@ -120,8 +83,8 @@ func (s *Server) me(c echo.Context, a *registry.Agent) error {
 // agentJSON answers with an agent as it sees itself, points included.
 func (s *Server) agentJSON(c echo.Context, a *registry.Agent) error {
 	v := toAgentView(a)
-	if s.evals != nil {
-		p, err := s.evals.AgentPoints(c.Request().Context(), a.ID)
+	if s.serves.Results {
+		p, err := s.runtime.Points(c.Request().Context(), a.ID)
 		if err != nil {
 			return err
 		}
@@ -141,10 +104,7 @@ func (s *Server) patchMe(c echo.Context, a *registry.Agent) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	if req.Description != nil && (len(*req.Description) > registry.MaxAgentDescription || !utf8.ValidString(*req.Description)) {
-		return badRequest("description", "description must be UTF-8 text of at most 500 bytes", "Shorten the description.")
-	}
-	updated, err := s.agents.UpdateAgent(c.Request().Context(), a.ID, registry.AgentUpdate{Description: req.Description, ResultsPublic: req.ResultsPublic})
+	updated, err := s.runtime.UpdateAgent(c.Request().Context(), a.ID, registry.AgentUpdate{Description: req.Description, ResultsPublic: req.ResultsPublic})
 	if err != nil {
 		return err
 	}
@@ -161,16 +121,10 @@ func (s *Server) putIdentity(c echo.Context, a *registry.Agent) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	switch {
-	case req.IdentityMD == nil:
+	if req.IdentityMD == nil {
 		return badRequest("identity_md", "identity_md is required", "Send {\"identity_md\": \"# Who I am…\"}.")
-	case len(*req.IdentityMD) > registry.MaxIdentityMD:
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "identity_md",
-			Message: "identity_md is longer than 10 KiB", Hint: "Keep IDENTITY.md under 10 KiB."}
-	case !utf8.ValidString(*req.IdentityMD):
-		return badRequest("identity_md", "identity_md must be UTF-8 text", "Send Markdown text.")
 	}
-	updated, err := s.agents.UpdateAgent(c.Request().Context(), a.ID, registry.AgentUpdate{IdentityMD: req.IdentityMD})
+	updated, err := s.runtime.UpdateAgent(c.Request().Context(), a.ID, registry.AgentUpdate{IdentityMD: req.IdentityMD})
 	if err != nil {
 		return err
 	}
@@ -185,7 +139,7 @@ func (s *Server) profile(c echo.Context) error {
 	if registry.CheckAgentName(name) != nil {
 		return notFound("no agent "+quote(name), "Agent names are 3–32 letters, digits, '_' or '-'.")
 	}
-	a, err := s.agents.AgentByName(c.Request().Context(), name)
+	a, err := s.runtime.AgentNamed(c.Request().Context(), name)
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("no agent "+quote(name), "Check the name.")
 	}
@@ -195,8 +149,8 @@ func (s *Server) profile(c echo.Context) error {
 	v := toAgentView(a)
 	badges := []badge{}
 	var points *float64 // null for an agent that keeps results private: points decode into what it passed
-	if s.evals != nil && a.ResultsPublic {
-		if v.Points, err = s.evals.AgentPoints(c.Request().Context(), a.ID); err != nil {
+	if s.serves.Results && registry.CanSee("", a, registry.SeePoints) {
+		if v.Points, err = s.runtime.Points(c.Request().Context(), a.ID); err != nil {
 			return err
 		}
 		points = &v.Points
@@ -221,7 +175,7 @@ func (s *Server) profile(c echo.Context) error {
 
 // badges are an agent's valid passes, one per evaluation, by SIP number.
 func (s *Server) badges(ctx context.Context, a *registry.Agent) ([]badge, error) {
-	valid, err := s.validPasses(ctx, a.ID)
+	valid, err := s.runtime.ValidPasses(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -262,11 +216,8 @@ func (s *Server) rotateKey(c echo.Context, a *registry.Agent) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	keyID, keyHash, apiKey, err := registry.NewAPIKey()
+	apiKey, err := s.runtime.RotateKey(c.Request().Context(), a.ID, a.KeyID)
 	if err != nil {
-		return err
-	}
-	if _, err := s.agents.RotateKey(c.Request().Context(), a.ID, a.KeyID, keyID, keyHash); err != nil {
 		return err
 	}
 	s.keys.forget(a.KeyID)

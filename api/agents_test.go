@@ -61,8 +61,7 @@ func newAgentClient(t *testing.T, s registry.Store) *agentClient {
 	t.Cleanup(oe.Close)
 	logs := &strings.Builder{}
 	var mu sync.Mutex
-	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), OEmbedURL: oe.URL + "/oembed",
-		BaseURL: "https://sip.example", Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, nil))}))
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, BaseURL: "https://sip.example", Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, nil))}, runtimeStores{Agents: s.(registry.AgentStore)}, withOEmbed(oe.URL+"/oembed"))))
 	t.Cleanup(srv.Close)
 	return &agentClient{Client: apitest.New(t, srv.URL), oembed: fake, logs: logs}
 }
@@ -333,8 +332,8 @@ func TestRegistrationIsRateLimited(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), PublicRate: 3, Now: clk.Now,
-		Logger: slog.New(slog.DiscardHandler)}))
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, PublicRate: 3, Now: clk.Now,
+		Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore)})))
 	defer srv.Close()
 	c := apitest.New(t, srv.URL)
 	for i := range 3 {

@@ -12,6 +12,8 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/credential"
+	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/registrytest"
@@ -46,10 +48,11 @@ type client struct {
 func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
 	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
+	var st runtimeStores
 	if full, ok := s.(registrytest.FullStore); ok {
-		cfg.Agents, cfg.Evaluations, cfg.Jobs = full, full, full.(evaluation.JobStore)
+		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(evaluation.JobStore)}
 	}
-	srv := httptest.NewServer(api.NewServer(cfg))
+	srv := httptest.NewServer(api.NewServer(withRuntime(cfg, st)))
 	t.Cleanup(srv.Close)
 	return &client{Client: apitest.New(t, srv.URL), srv: srv}
 }
@@ -113,3 +116,49 @@ func (l evaluationList) ids() string {
 
 // mustRouter routes requests to the document's operations; the document's
 // relative server is pointed at the test server.
+
+// runtimeStores are the stores a test server's evaluation service is
+// built over; without Agents it has none and serves the registry only.
+type runtimeStores struct {
+	Agents      registry.AgentStore
+	Evaluations evaluation.Store
+	Jobs        evaluation.JobStore
+	Sessions    evaluation.SessionStore
+}
+
+// withRuntime gives cfg the evaluation service over st, built as sip
+// serve builds it (its clock, sealing key and a credential checker that
+// fetches over the network), changed by configure.
+func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation.Config)) api.Config {
+	if st.Agents == nil {
+		return cfg
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.Issuers{HTTP: client}, Registrations: st.Evaluations,
+		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: webfetch.Client{HTTP: client}}, Now: now,
+			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: webfetch.Client{HTTP: client}}, TTL: time.Minute, Now: now}}}
+	// A nil store in an interface is not a nil interface.
+	if st.Jobs != nil {
+		ec.Jobs = st.Jobs
+	}
+	if st.Sessions != nil {
+		ec.Sessions = st.Sessions
+	}
+	if cfg.SealingKey != nil {
+		ec.Key = cfg.SealingKey
+	}
+	for _, c := range configure {
+		c(&ec)
+	}
+	cfg.Service = evaluation.New(ec)
+	return cfg
+}
+
+// withOEmbed reads posts on X from the oEmbed endpoint at url.
+func withOEmbed(url string) func(*evaluation.Config) {
+	return func(c *evaluation.Config) { c.Posts = &api.OEmbed{URL: url} }
+}

@@ -29,7 +29,7 @@ func (s *Server) authenticate(c echo.Context) (*registry.Agent, error) {
 	if id == "" {
 		return nil, errUnauthorized
 	}
-	a, err := s.agents.AgentByKeyID(c.Request().Context(), id)
+	a, err := s.runtime.AgentByKeyID(c.Request().Context(), id)
 	if errors.Is(err, registry.ErrNotFound) {
 		registry.KeyMatches(key, strings.Repeat("0", 64)) // same work as a real comparison
 		return nil, errUnauthorized
@@ -118,4 +118,12 @@ func (s *Server) withCaller(h func(c echo.Context, a *registry.Agent) error) ech
 		}
 		return h(c, &registry.Agent{ID: k.agentID})
 	}
+}
+
+// viewerID is the id of the agent a request is made by, "" for anyone.
+func viewerID(a *registry.Agent) string {
+	if a == nil {
+		return ""
+	}
+	return a.ID
 }

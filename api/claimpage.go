@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 type claimPageData struct {
@@ -22,7 +23,7 @@ type claimPageData struct {
 func (s *Server) claimPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.Param("token")
-	a, err := s.agents.AgentByClaimToken(ctx, registry.HashSecret(token))
+	a, err := s.runtime.ClaimToken(ctx, token)
 	if errors.Is(err, registry.ErrNotFound) {
 		return s.page(c, http.StatusNotFound, claimPageData{Invalid: true})
 	}
@@ -32,10 +33,14 @@ func (s *Server) claimPage(c echo.Context) error {
 	data := claimPageData{Name: a.Name, Code: a.VerificationCode, Owner: a.Owner, Claimed: a.Claimed()}
 	if c.Request().Method == http.MethodPost && !a.Claimed() {
 		data.TweetURL = c.FormValue("tweet_url")
-		claimed, err := s.claimWith(c, token, data.TweetURL)
+		claimed, err := s.runtime.ClaimAgent(ctx, token, data.TweetURL)
 		if err != nil {
 			var ae *Error
-			if !errors.As(err, &ae) || ae.Status >= 500 && ae.Status != http.StatusServiceUnavailable {
+			var rf *evaluation.Refusal
+			if !errors.As(err, &ae) && !errors.As(err, &rf) {
+				return err
+			}
+			if ae = toAPIError(err); ae.Status >= 500 && ae.Status != http.StatusServiceUnavailable {
 				return err
 			}
 			data.Error = ae.Message + ". " + ae.Hint

@@ -44,7 +44,7 @@ func (s *Server) getCredential(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.agents.AgentByID(c.Request().Context(), r.AgentID)
+	a, err := s.runtime.Agent(c.Request().Context(), r.AgentID)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *Server) credentialOf(ctx context.Context, r *evaluation.Result, a *regi
 	if err != nil {
 		return nil, err
 	}
-	index, err := s.evals.CredentialIndex(ctx, r.ID)
+	index, err := s.runtime.CredentialIndex(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *Server) statusList(c echo.Context) error {
 // milliseconds, so a list is signed once per set of revoked bits and kept:
 // anyone may fetch it, as often as they like, for the price of one query.
 func (s *Server) signedStatusList(ctx context.Context, n int64) ([]byte, error) {
-	revoked, err := s.evals.RevokedIndexes(ctx, n*credential.ListSize, (n+1)*credential.ListSize)
+	revoked, err := s.runtime.RevokedIndexes(ctx, n*credential.ListSize, (n+1)*credential.ListSize)
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +179,6 @@ func (l localStatus) StatusList(u string) ([]byte, error) {
 // revokes one of its own results. It no longer counts as a pass, and its
 // credential reads as revoked in the status list.
 func (s *Server) revokeResult(c echo.Context, a *registry.Agent) error {
-	ctx := c.Request().Context()
-	r, err := s.evals.Result(ctx, c.Param("id"))
-	if errors.Is(err, registry.ErrNotFound) || (err == nil && r.AgentID != a.ID) {
-		return notFound("no such result of yours", "An agent revokes only its own results.")
-	}
-	if err != nil {
-		return err
-	}
 	var req struct {
 		Reason string `json:"reason"`
 	}
@@ -195,17 +187,8 @@ func (s *Server) revokeResult(c echo.Context, a *registry.Agent) error {
 			return err
 		}
 	}
-	if len(req.Reason) > 500 {
-		return badRequest("reason", "reason is at most 500 characters", "Say briefly why.")
-	}
-	reason := "revoked by its agent"
-	if req.Reason != "" {
-		reason += ": " + req.Reason
-	}
-	if err := s.evals.RevokeResult(ctx, r.ID, reason, s.now()); err != nil {
-		return err
-	}
-	if r, err = s.evals.Result(ctx, r.ID); err != nil {
+	r, err := s.runtime.RevokeResult(c.Request().Context(), a.ID, c.Param("id"), req.Reason)
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, struct {

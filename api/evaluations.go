@@ -69,6 +69,7 @@ type evaluationDetail struct {
 	Registration       *registrationView `json:"registration,omitempty"`
 	RegistrationStatus string            `json:"registration_status,omitempty"`
 	HasPassed          *bool             `json:"has_passed,omitempty"`
+	Reason             *reasonView       `json:"reason,omitempty"`
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -84,7 +85,7 @@ func (s *Server) toItem(e *registry.Entry) evaluationItem {
 	}
 	return evaluationItem{ID: e.ID, SIP: e.Number, Name: e.Name, Description: e.Description, Module: e.Module,
 		Type: string(e.Type), Status: string(e.Status), Version: e.SIP.Version, Points: e.Points,
-		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed && s.canRun(e)}
+		Prerequisites: pre, CanRegister: s.serves.Results && s.runtime.TakesRegistrations(e)}
 }
 
 // matching lists the evaluations a listing query asks for.
@@ -104,47 +105,48 @@ func (s *snapshot) matching(module, typ, status string) []*registry.Entry {
 
 type agentEvaluationItem struct {
 	evaluationItem
-	RegistrationStatus string `json:"registration_status"`
-	HasPassed          bool   `json:"has_passed"`
+	RegistrationStatus string      `json:"registration_status"`
+	HasPassed          bool        `json:"has_passed"`
+	Reason             *reasonView `json:"reason,omitempty"`
+}
+
+// reasonView is why an agent cannot register, as register would refuse.
+type reasonView struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+func toReason(r *evaluation.Refusal) *reasonView {
+	if r == nil {
+		return nil
+	}
+	return &reasonView{r.Code, r.Message, r.Hint}
 }
 
 // listForAgent is the listing with the caller's own state of each
-// evaluation: its registration status and whether it holds a valid pass.
+// evaluation: its registration status, whether it holds a valid pass,
+// and whether (and why not) it may register, as the service decides.
 func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent, module, typ, status string) error {
-	if s.evals == nil {
+	if !s.serves.Results {
 		return errUnauthorized
 	}
-	open, valid, err := s.agentState(c, a)
+	entries := snap.matching(module, typ, status)
+	els, err := s.runtime.Eligibilities(c.Request().Context(), a.ID, entries)
 	if err != nil {
 		return err
 	}
-	items := []agentEvaluationItem{}
-	for _, e := range snap.matching(module, typ, status) {
-		it := agentEvaluationItem{evaluationItem: s.toItem(e), HasPassed: valid[e.ID] != nil}
-		var allowed bool
-		it.RegistrationStatus, allowed = registrationStatus(e, open, valid)
-		it.CanRegister = it.CanRegister && allowed
+	items := make([]agentEvaluationItem, 0, len(entries))
+	for i, e := range entries {
+		el := els[i]
+		it := agentEvaluationItem{evaluationItem: s.toItem(e), HasPassed: el.HasPassed, RegistrationStatus: el.Status, Reason: toReason(el.Refusal)}
+		it.CanRegister = el.CanRegister
 		items = append(items, it)
 	}
 	return c.JSON(http.StatusOK, struct {
 		Success     bool                  `json:"success"`
 		Evaluations []agentEvaluationItem `json:"evaluations"`
 	}{true, items})
-}
-
-// agentState is an agent's open registrations and valid passes, by evaluation.
-func (s *Server) agentState(c echo.Context, a *registry.Agent) (map[string]*evaluation.Registration, map[string]*evaluation.Result, error) {
-	ctx := c.Request().Context()
-	regs, err := s.evals.OpenRegistrations(ctx, a.ID)
-	if err != nil {
-		return nil, nil, err
-	}
-	open := map[string]*evaluation.Registration{}
-	for _, r := range regs {
-		open[r.EvaluationID] = r
-	}
-	valid, err := s.validPasses(ctx, a.ID)
-	return open, valid, err
 }
 
 // listSIPs answers GET /api/v1/sips: every SIP document, process SIPs and
@@ -238,18 +240,16 @@ func (s *Server) getEvaluation(c echo.Context) error {
 			d.PrerequisiteDetails = append(d.PrerequisiteDetails, prerequisiteItem{ID: p.ID, SIP: p.Number, Name: p.Name, Status: string(p.Status)})
 		}
 	}
-	if v != nil && s.evals != nil {
-		open, valid, err := s.agentState(c, v)
+	if v != nil && s.serves.Results {
+		els, err := s.runtime.Eligibilities(c.Request().Context(), v.ID, []*registry.Entry{e})
 		if err != nil {
 			return err
 		}
-		var allowed bool
-		d.RegistrationStatus, allowed = registrationStatus(e, open, valid)
-		d.CanRegister = d.CanRegister && allowed
-		passed := valid[e.ID] != nil
-		d.HasPassed = &passed
-		if r := open[e.ID]; r != nil {
-			view := toRegistration(r)
+		el := els[0]
+		d.RegistrationStatus, d.CanRegister, d.Reason = el.Status, el.CanRegister, toReason(el.Refusal)
+		d.HasPassed = &el.HasPassed
+		if el.Open != nil {
+			view := toRegistration(el.Open)
 			d.Registration = &view
 		}
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,12 +10,6 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
-
-// jobReader is what the API reads of judging jobs itself.
-type jobReader interface {
-	Job(ctx context.Context, id string) (*evaluation.Job, error)
-	JobByRegistration(ctx context.Context, registrationID string) (*evaluation.Job, error)
-}
 
 type jobView struct {
 	ID        string `json:"id"`
@@ -31,7 +24,7 @@ type jobView struct {
 // own judging job and, once judged, its result.
 func (s *Server) getJob(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
-	job, err := s.jobs.Job(ctx, c.Param("job"))
+	job, err := s.runtime.Job(ctx, c.Param("job"))
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("no such job", "Use the job_id that start or submit returned.")
 	}
@@ -52,7 +45,7 @@ func (s *Server) getJob(c echo.Context, a *registry.Agent) error {
 	}
 	var result *resultView
 	if job.ResultID != "" {
-		r, err := s.evals.Result(ctx, job.ResultID)
+		r, err := s.runtime.Result(ctx, job.ResultID)
 		if err != nil {
 			return err
 		}
@@ -73,8 +66,8 @@ func (s *Server) getTranscript(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.sessions != nil {
-		if sess, err := s.sessions.SessionByRegistration(c.Request().Context(), r.RegistrationID); err == nil {
+	if s.serves.Sessions {
+		if sess, err := s.runtime.SessionOf(c.Request().Context(), r.RegistrationID); err == nil {
 			return s.sessionTranscript(c, r, sess)
 		} else if !errors.Is(err, registry.ErrNotFound) {
 			return err
@@ -90,7 +83,7 @@ func (s *Server) getTranscript(c echo.Context) error {
 		return forbidden("forbidden", "the answers of an attempt are shown only to the agent that gave them",
 			"Read your own with your API key; a session's conversation is public.")
 	}
-	job, err := s.jobs.JobByRegistration(c.Request().Context(), r.RegistrationID)
+	job, err := s.runtime.JobOf(c.Request().Context(), r.RegistrationID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("this result has no transcript", "Transcripts exist for certifications, benchmarks and multi-agent sessions.")
 	}

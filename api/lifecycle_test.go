@@ -85,7 +85,7 @@ func newWorld(t *testing.T, s registry.Store) *world {
 
 // newWorldWith is newWorld with the server's configuration changed by
 // configure.
-func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *world {
+func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), runtime ...func(*evaluation.Config)) *world {
 	t.Helper()
 	files := worldFiles(t)
 	if _, err := registry.Sync(t.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "test"}, time.Now()); err != nil {
@@ -98,16 +98,16 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config)) *
 	mode := &judgeMode{mode: "good"}
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
-	cfg := api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
-		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), JudgeConfigured: true, OEmbedURL: oe.URL, Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
+	cfg := api.Config{Store: s, Stats: s.(stats.Source), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
 		SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if configure != nil {
 		configure(&cfg)
 	}
-	server := api.NewServer(cfg)
-	srv := httptest.NewServer(server)
+	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store),
+		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
+	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
-	w := &evaluation.Worker{Service: server.Runtime(), Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}
+	w := &evaluation.Worker{Service: cfg.Service, Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}
 	return &world{Client: apitest.New(t, srv.URL), store: s, clock: clk, oembed: fake, judge: mode, worker: w}
 }
 

@@ -57,8 +57,8 @@ type jobStatser interface {
 // jobCollector reads the judging queue when /metrics is scraped, so every
 // replica reports the one queue they share.
 type jobCollector struct {
-	store jobStatser
-	now   func() time.Time
+	source jobStatser
+	now    func() time.Time
 }
 
 var (
@@ -71,7 +71,7 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc; ch
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	st, err := c.store.JobStats(ctx)
+	st, err := c.source.JobStats(ctx)
 	if err != nil {
 		return
 	}

@@ -47,7 +47,7 @@ func toResult(r *evaluation.Result) resultView {
 // viewer is the agent making a request that does not need one: nil
 // without an Authorization header; a bad key is still refused.
 func (s *Server) viewer(c echo.Context) (*registry.Agent, error) {
-	if c.Request().Header.Get("Authorization") == "" || s.agents == nil {
+	if c.Request().Header.Get("Authorization") == "" || !s.serves.Agents {
 		return nil, nil
 	}
 	return s.authenticate(c)
@@ -76,7 +76,7 @@ func (s *Server) listResults(c echo.Context) error {
 		}
 		f.Limit = n
 	}
-	results, next, err := s.evals.Results(ctx, f)
+	results, next, err := s.runtime.Results(ctx, f)
 	if errors.Is(err, registry.ErrInvalid) {
 		return badRequest("cursor", "cursor is not one this API gave", "Pass next_cursor from the previous page unchanged.")
 	}
@@ -106,21 +106,9 @@ func (s *Server) visibleResult(c echo.Context) (*evaluation.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.evals.Result(ctx, c.Param("id"))
-	if errors.Is(err, registry.ErrNotFound) {
-		return nil, notFound("no such result", "Check the result id.")
-	}
+	r, _, err := s.runtime.VisibleResult(ctx, viewerID(v), c.Param("id"))
 	if err != nil {
 		return nil, err
-	}
-	if v == nil || v.ID != r.AgentID {
-		owner, err := s.agents.AgentByID(ctx, r.AgentID)
-		if err != nil {
-			return nil, err
-		}
-		if !owner.ResultsPublic {
-			return nil, notFound("no such result", "Check the result id.")
-		}
 	}
 	return r, nil
 }

@@ -192,7 +192,7 @@ func (s *Server) searchAgents(ctx context.Context, q string) ([]registry.AgentCa
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	public, err := s.agents.PublicAgentNames(ctx, ids)
+	public, err := s.runtime.PublicAgentNames(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
-// Package api is sip's HTTP server: the read API of the registry (and,
-// as they land, the agents' evaluation API, the web pages and the GitHub
-// App's webhook), with one error model, request ids, structured logs and
-// Prometheus metrics.
+// Package api is sip's HTTP server: the read API of the registry, the
+// agents' evaluation API, the web pages and the GitHub App's webhook,
+// with one error model, request ids, structured logs and Prometheus
+// metrics. It adapts HTTP only: each handler decodes a request, calls the
+// evaluation service (registry/evaluation, which decides every rule an
+// agent meets) or reads the registry's catalog, and encodes the answer.
 package api
 
 import (
@@ -22,27 +24,18 @@ import (
 
 // Config is what the server is built from.
 type Config struct {
-	// Store is the registry database.
+	// Store is the registry database, read for the catalog of SIPs.
 	Store registryReader
-	// Agents keeps the agents, and Evaluations their registrations and
-	// results; without them the server serves the registry only.
-	Agents      agentStore
-	Evaluations evaluation.EvaluationStore
-	Jobs        evaluation.JobStore
-	// Sessions keeps multi-agent sessions; without it proctored and live
-	// class work evaluations cannot be taken.
-	Sessions evaluation.SessionStore
-	// JudgeConfigured says whether a judge works the jobs (for job notes).
-	JudgeConfigured bool
+	// Service is the evaluation service every endpoint about agents,
+	// attempts, results, jobs and sessions calls (cmd/sip builds it, with
+	// the judge worker and the sweeper). What it serves (its Serves) says
+	// which endpoints exist; without one the server serves the registry
+	// only.
+	Service *evaluation.Service
 	// BaseURL is the public URL of the service: links it hands out
 	// (claim_url, fetch_url, poll_url) start with it. Without one they are
 	// paths; it is never taken from a request's Host header.
 	BaseURL string
-	// OEmbedURL is X's oEmbed endpoint (DefaultOEmbedURL when empty).
-	OEmbedURL string
-	// HTTPClient calls other services (oEmbed); a client with a 10 s
-	// timeout when nil.
-	HTTPClient *http.Client
 	// Now tells the time (time.Now when nil).
 	Now func() time.Time
 	// PublicRate limits unauthenticated writes (agent registration and
@@ -51,10 +44,7 @@ type Config struct {
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
-	// RecordKey keys the digests of answers in execution records (see
-	// evaluation.Config.RecordKey).
-	RecordKey []byte
-	Version   string
+	Version string
 	// CommitURL links a version's commit on the web pages: a URL with
 	// {sha} where the commit goes (no links when empty).
 	CommitURL string
@@ -86,21 +76,16 @@ const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
-	store    registryReader
-	agents   agentStore
-	evals    resultReader
-	jobs     jobReader
-	sessions sessionStore
-	runtime  *evaluation.Service
-	members  memberCache
-	keys     keyCache
+	store   registryReader
+	runtime *evaluation.Service
+	serves  evaluation.Serves
+	members memberCache
+	keys    keyCache
 	// Message limits, per replica: an agent posts at most 10 messages a
 	// second (bursts of 60), a session takes at most 50 a second (bursts
 	// of 600), so one agent cannot flood a session or the server.
 	agentPosts, sessionPosts *limiter
 	baseURL                  string
-	oembedURL                string
-	httpClient               *http.Client
 	now                      func() time.Time
 	log                      *slog.Logger
 	catalog                  *catalog
@@ -124,41 +109,22 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, agents: cfg.Agents, log: log, metrics: newMetrics(), version: cfg.Version,
-		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), oembedURL: cfg.OEmbedURL, httpClient: cfg.HTTPClient, now: cfg.Now,
+	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version,
+		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), now: cfg.Now,
 		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
-	if s.oembedURL == "" {
-		s.oembedURL = DefaultOEmbedURL
-	}
-	if s.httpClient == nil {
-		s.httpClient = &http.Client{Timeout: 10 * time.Second}
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	s.agentPosts, s.sessionPosts = newLimiter(600, 60, s.now), newLimiter(3000, 600, s.now)
-	if cfg.Evaluations != nil {
-		s.evals = cfg.Evaluations
+	if s.runtime != nil {
+		s.serves = s.runtime.Serves()
 	}
-	if cfg.Jobs != nil {
-		s.jobs = cfg.Jobs
-		s.metrics.registry.MustRegister(&jobCollector{store: cfg.Jobs, now: s.now})
-	}
-	if cfg.Sessions != nil {
-		s.sessions = cfg.Sessions
-	}
-	if cfg.Agents != nil && cfg.Evaluations != nil {
-		ec := evaluation.Config{Versions: cfg.Store, Agents: cfg.Agents, Registrations: cfg.Evaluations, Jobs: cfg.Jobs,
-			Sessions: cfg.Sessions, JudgeConfigured: cfg.JudgeConfigured, Now: s.now, Build: cfg.Version, RecordKey: cfg.RecordKey}
-		if cfg.SealingKey != nil { // a nil *seal.Key is not a nil Opener
-			ec.Key = cfg.SealingKey
-		}
-		ec.Credentials = s.credentialChecker()
-		s.runtime = evaluation.New(ec)
+	if s.serves.Jobs {
+		s.metrics.registry.MustRegister(&jobCollector{source: s.runtime, now: s.now})
 	}
 	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
-	if cfg.Agents != nil {
-		s.agentIndex = &agentIndex{load: cfg.Agents.PublicAgents, now: s.now}
+	if s.serves.Agents {
+		s.agentIndex = &agentIndex{load: s.runtime.PublicAgents, now: s.now}
 	}
 	if cfg.Stats != nil {
 		s.stats = newStatsCache(cfg.Stats, s.now)
@@ -194,7 +160,7 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
 	e.GET("/api/v1/sealing-key", s.sealingKey)
-	if s.agents != nil {
+	if s.serves.Agents {
 		perMinute := cfg.PublicRate
 		if perMinute == 0 {
 			perMinute = 20
@@ -212,7 +178,7 @@ func NewServer(cfg Config) *Server {
 		e.POST("/api/v1/agents/me/keys", keys.limited(s.withAgent(s.rotateKey)))
 		e.GET("/api/v1/agents/:name", s.profile)
 	}
-	if s.agents != nil && s.evals != nil {
+	if s.serves.Results {
 		// Verifying costs two canonicalisations (a few milliseconds): a
 		// client verifies at most two a second.
 		verifications := newLimiter(120, 120, s.now)
@@ -232,7 +198,7 @@ func NewServer(cfg Config) *Server {
 		e.POST("/api/v1/agents/me/attestations", s.withAgent(s.attest))
 		e.POST("/api/v1/agents/me/credentials", verifications.limited(s.withAgent(s.presentCredential)))
 	}
-	if s.agents != nil && s.evals != nil {
+	if s.serves.Results {
 		e.GET("/", s.home)
 		e.GET("/evaluations", s.evaluationsTable)
 		e.GET("/evaluations/:ref", s.evaluationDetail)
@@ -251,15 +217,15 @@ func NewServer(cfg Config) *Server {
 			e.Match([]string{http.MethodGet, http.MethodHead}, p, static)
 		}
 	}
-	if s.agents != nil && s.evals != nil && s.jobs != nil {
+	if s.serves.Jobs {
 		e.GET("/api/v1/evaluations/:ref/jobs/:job", s.withAgent(s.getJob))
 		e.GET("/api/v1/evaluations/:ref/results/:id/transcript", s.getTranscript)
 	}
-	if s.agents != nil && s.evals != nil && s.sessions != nil {
+	if s.serves.Sessions {
 		const ev = "/api/v1/evaluations/:ref"
-		e.GET(ev+"/pending-proctor", s.withAgent(s.pendingProctor))
-		e.POST(ev+"/proctor/claim", s.withAgent(s.proctorClaim))
-		e.POST(ev+"/proctor/submit", s.withAgent(s.proctorSubmit))
+		e.GET(ev+"/pending-proctor", s.withCaller(s.pendingProctor))
+		e.POST(ev+"/proctor/claim", s.withCaller(s.proctorClaim))
+		e.POST(ev+"/proctor/submit", s.withCaller(s.proctorSubmit))
 		e.GET(ev+"/sessions/:session", s.withAgent(s.getSession))
 		e.POST(ev+"/sessions/:session/messages", s.withCaller(s.postMessage))
 		e.GET(ev+"/sessions/:session/messages", s.withCaller(s.listMessages))
@@ -269,10 +235,6 @@ func NewServer(cfg Config) *Server {
 	s.echo = e
 	return s
 }
-
-// Runtime is the evaluation runtime the server's endpoints call (nil when
-// the server serves the registry only); the judge worker shares it.
-func (s *Server) Runtime() *evaluation.Service { return s.runtime }
 
 // ServeHTTP makes the server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }

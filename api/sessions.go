@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -13,26 +11,6 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
-
-// sessionStore is what the multi-agent endpoints need.
-type sessionStore interface {
-	ClaimRegistration(ctx context.Context, s *evaluation.Session, proctorID, candidateID string) (*evaluation.Session, error)
-	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*evaluation.Session, error)
-	JoinLive(ctx context.Context, template *evaluation.Session, reg *evaluation.Registration, duration time.Duration, at time.Time) (*evaluation.Session, error)
-	LeaveForming(ctx context.Context, registrationID string) error
-	Session(ctx context.Context, id string) (*evaluation.Session, error)
-	SessionByRegistration(ctx context.Context, registrationID string) (*evaluation.Session, error)
-	Participants(ctx context.Context, sessionID string) ([]evaluation.Participant, error)
-	Membership(ctx context.Context, sessionID, agentID string) (*evaluation.Session, string, error)
-	AgentSessions(ctx context.Context, agentID string) ([]*evaluation.Session, []string, error)
-	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status evaluation.RegistrationStatus) ([]evaluation.PendingRegistration, error)
-	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (*evaluation.Result, error)
-	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*evaluation.Session, error)
-	PostMessage(ctx context.Context, m *evaluation.SessionMessage) (*evaluation.SessionMessage, error)
-	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*evaluation.SessionMessage, error)
-	GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) ([]*evaluation.Result, error)
-	Subscribe(ctx context.Context, sessionID string) evaluation.Subscription
-}
 
 type sessionView struct {
 	ID           string `json:"id"`
@@ -60,10 +38,7 @@ func optTime(t time.Time) *string {
 }
 
 func toSession(s *evaluation.Session, now time.Time) sessionView {
-	status := string(s.Status)
-	if s.Status == evaluation.SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
-		status = "ended" // its time is up, though no proctor has graded it yet
-	}
+	status := string(s.Phase(now))
 	return sessionView{ID: s.ID, EvaluationID: s.EvaluationID, Kind: string(s.Kind), Status: status, ParticipantCount: s.Participants, Participants: s.Participants,
 		MinParticipants: s.MinParticipants, MaxParticipants: s.MaxParticipants, StartedAt: optTime(s.StartedAt), EndsAt: optTime(s.EndsAt),
 		EndedAt: optTime(s.EndedAt)}
@@ -95,12 +70,9 @@ func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*evaluation.Sessi
 	if m, ok := s.members.get(c.Param("session"), a.ID); ok && c.Param("ref") == m.evaluationID {
 		return &evaluation.Session{ID: c.Param("session"), EvaluationID: m.evaluationID, Status: evaluation.SessionActive}, m.role, nil
 	}
-	sess, role, err := s.sessions.Membership(ctx, c.Param("session"), a.ID)
+	sess, role, err := s.runtime.Member(ctx, a.ID, c.Param("session"))
 	missing := notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
-	if errors.Is(err, registry.ErrNotFound) {
-		return nil, "", missing
-	}
-	if err != nil {
+	if sess == nil {
 		return nil, "", err
 	}
 	if ref := c.Param("ref"); ref != sess.EvaluationID {
@@ -112,8 +84,8 @@ func (s *Server) sessionOf(c echo.Context, a *registry.Agent) (*evaluation.Sessi
 			return nil, "", missing
 		}
 	}
-	if role == "" {
-		return nil, "", forbidden("not_participant", "only the session's participants can see it", "Join the evaluation, or claim it as its proctor.")
+	if err != nil {
+		return nil, "", err // not a participant
 	}
 	if sess.Status == evaluation.SessionActive {
 		s.members.put(sess.ID, a.ID, membership{sess.EvaluationID, role})
@@ -165,11 +137,7 @@ func (s *Server) getSession(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	sess, err := s.sessions.Session(c.Request().Context(), ref.ID) // sessionOf may answer from memory
-	if err != nil {
-		return err
-	}
-	ps, err := s.sessions.Participants(c.Request().Context(), sess.ID)
+	sess, ps, err := s.runtime.SessionWithParticipants(c.Request().Context(), ref.ID) // sessionOf may answer from memory
 	if err != nil {
 		return err
 	}
@@ -192,12 +160,8 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 	if err := bind(c, &body); err != nil {
 		return err
 	}
-	if body.Content == "" {
-		return badRequest("content", "content is empty", "Send {\"content\": \"…\"}.")
-	}
-	if len(body.Content) > evaluation.MaxMessageSize {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Field: "content",
-			Message: "a message is at most 16 KiB", Hint: "Split it into several messages."}
+	if err := evaluation.CheckMessage(body.Content); err != nil {
+		return err
 	}
 	sess, role, err := s.sessionOf(c, a)
 	if err != nil {
@@ -215,14 +179,7 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 				Hint: "Wait " + secs + " seconds and try again."}
 		}
 	}
-	m, err := s.sessions.PostMessage(c.Request().Context(), &evaluation.SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
-		SenderID: a.ID, Role: role, Content: body.Content, CreatedAt: s.now()})
-	if errors.Is(err, registry.ErrConflict) {
-		if sess.Status == evaluation.SessionForming {
-			return conflict("session_not_started", "the session has not started: it is waiting for participants", "Wait until it is active.")
-		}
-		return conflict("session_ended", "the session has ended", "Messages are kept as the transcript; no more can be posted.")
-	}
+	m, err := s.runtime.Post(c.Request().Context(), sess, a.ID, role, body.Content)
 	if err != nil {
 		return err
 	}
@@ -259,7 +216,7 @@ func (s *Server) listMessages(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.sessions.Messages(c.Request().Context(), sess.ID, since, limit)
+	ms, err := s.runtime.Messages(c.Request().Context(), sess.ID, since, limit)
 	if err != nil {
 		return err
 	}
@@ -275,7 +232,7 @@ func (s *Server) listMessages(c echo.Context, a *registry.Agent) error {
 
 // mySessions answers GET /api/v1/agents/me/sessions.
 func (s *Server) mySessions(c echo.Context, a *registry.Agent) error {
-	sessions, roles, err := s.sessions.AgentSessions(c.Request().Context(), a.ID)
+	sessions, roles, err := s.runtime.AgentSessions(c.Request().Context(), a.ID)
 	if err != nil {
 		return err
 	}
@@ -311,38 +268,21 @@ func (s *Server) sessionTranscript(c echo.Context, r *evaluation.Result, sess *e
 	if err != nil {
 		return err
 	}
-	ms, err := s.sessions.Messages(ctx, sess.ID, since, limit+1)
+	tr, err := s.runtime.Transcript(ctx, viewerID(v), sess.ID, since, limit)
 	if err != nil {
 		return err
 	}
 	var next *int64
-	if len(ms) > limit {
-		ms = ms[:limit]
-		n := ms[limit-1].Sequence
+	if tr.More {
+		n := tr.Messages[len(tr.Messages)-1].Sequence
 		next = &n
 	}
-	ps, err := s.sessions.Participants(ctx, sess.ID)
-	if err != nil {
-		return err
+	messages := make([]messageView, 0, len(tr.Messages))
+	for _, m := range tr.Messages {
+		messages = append(messages, toMessage(m))
 	}
-	hidden, err := s.hiddenParticipants(ctx, ps, v)
-	if err != nil {
-		return err
-	}
-	messages := make([]messageView, 0, len(ms))
-	for _, m := range ms {
-		mv := toMessage(m)
-		if hidden[m.SenderID] {
-			mv.SenderAgentID, mv.Content = "", hiddenMessage
-		}
-		messages = append(messages, mv)
-	}
-	participants := make([]participantView, 0, len(ps))
-	for _, p := range ps {
-		if hidden[p.AgentID] {
-			participants = append(participants, participantView{"", evaluation.PrivateName, p.Role})
-			continue
-		}
+	participants := make([]participantView, 0, len(tr.Participants))
+	for _, p := range tr.Participants {
 		participants = append(participants, participantView{p.AgentID, p.Name, p.Role})
 	}
 	return c.JSON(http.StatusOK, struct {
@@ -353,30 +293,6 @@ func (s *Server) sessionTranscript(c echo.Context, r *evaluation.Result, sess *e
 		Messages     []messageView     `json:"messages"`
 		NextSince    *int64            `json:"next_since,omitempty"`
 	}{true, r.ID, toSession(sess, s.now()), participants, messages, next})
-}
-
-// hiddenMessage stands for a message of a participant who keeps results
-// private.
-const hiddenMessage = "(a message of a participant who keeps results private)"
-
-// hiddenParticipants are the participants whose names and messages the
-// viewer (nil: anyone) may not see: those who keep results private, other
-// than the viewer.
-func (s *Server) hiddenParticipants(ctx context.Context, ps []evaluation.Participant, viewer *registry.Agent) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, p := range ps {
-		if viewer != nil && viewer.ID == p.AgentID {
-			continue
-		}
-		a, err := s.agents.AgentByID(ctx, p.AgentID)
-		if err != nil {
-			return nil, err
-		}
-		if !a.ResultsPublic {
-			out[p.AgentID] = true
-		}
-	}
-	return out, nil
 }
 
 // messageLimit reads ?limit= for pages of messages: 1 to 200, 200 when

@@ -553,7 +553,7 @@ func TestLiveSessionRules(t *testing.T) {
 func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
-		w := newWorldWith(t, s, func(c *api.Config) { c.JudgeConfigured = false })
+		w := newWorldWith(t, s, nil, func(c *evaluation.Config) { c.JudgeConfigured = false })
 		student, proc := w.agent("student-1"), w.proctor(t, "grader-1")
 		student.poaw(t, false)
 		q := student.benchmark(t, true)

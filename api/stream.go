@@ -50,7 +50,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 	ctx := c.Request().Context()
 	// Subscribe before the first read, so nothing posted in between is
 	// missed.
-	sub := s.sessions.Subscribe(ctx, sess.ID)
+	sub := s.runtime.Subscribe(ctx, sess.ID)
 	defer sub.Close()
 
 	w := c.Response()
@@ -78,7 +78,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		// database is read.
 		ms, ok := contiguous(fresh, since)
 		if reread || !ok {
-			read, err := s.sessions.Messages(ctx, sess.ID, since, registry.MaxPageSize)
+			read, err := s.runtime.Messages(ctx, sess.ID, since, registry.MaxPageSize)
 			if err != nil {
 				return nil // the response has started: end it; the client reconnects with Last-Event-ID
 			}
@@ -100,7 +100,7 @@ func (s *Server) streamMessages(c echo.Context, a *registry.Agent) error {
 		// timer with the end of the session's time.
 		if lastStatus != string(evaluation.SessionActive) || checkStatus {
 			checkStatus = false
-			cur, err := s.sessions.Session(ctx, sess.ID)
+			cur, err := s.runtime.Session(ctx, sess.ID)
 			if err != nil {
 				return nil
 			}

@@ -270,5 +270,5 @@ func (s *Server) agentNames(ctx context.Context, rs []*evaluation.Result) (map[s
 			ids = append(ids, r.AgentID)
 		}
 	}
-	return s.agents.AgentNames(ctx, ids)
+	return s.runtime.AgentNames(ctx, ids)
 }

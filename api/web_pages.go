@@ -75,7 +75,7 @@ func (s *Server) catalogWithCounts(ctx context.Context) (*snapshot, map[string]i
 	if err != nil {
 		return nil, nil, err
 	}
-	counts, err := s.evals.PassCounts(ctx)
+	counts, err := s.runtime.PassCounts(ctx)
 	return snap, counts, err
 }
 
@@ -97,7 +97,7 @@ func (s *Server) home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recent, _, err := s.evals.Results(ctx, evaluation.ResultFilter{PassedOnly: true, Limit: 10})
+	recent, _, err := s.runtime.Results(ctx, evaluation.ResultFilter{PassedOnly: true, Limit: 10})
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 		page.Versions = append(page.Versions, row)
 	}
 	page.Passes = counts[e.ID]
-	results, _, err := s.evals.Results(ctx, evaluation.ResultFilter{EvaluationID: e.ID, Limit: 20})
+	results, _, err := s.runtime.Results(ctx, evaluation.ResultFilter{EvaluationID: e.ID, Limit: 20})
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (s *Server) agentProfile(c echo.Context) error {
 	if registry.CheckAgentName(name) != nil {
 		return notFound("no agent "+quote(name), "Check the name.")
 	}
-	a, err := s.agents.AgentByName(ctx, name)
+	a, err := s.runtime.AgentNamed(ctx, name)
 	if errors.Is(err, registry.ErrNotFound) {
 		return notFound("no agent "+quote(name), "Check the name.")
 	}
@@ -302,12 +302,12 @@ func (s *Server) agentProfile(c echo.Context) error {
 		return err
 	}
 	page := agentPage{pageBase: pageBase{Title: a.Name, Version: s.version}, A: a}
-	if a.ResultsPublic { // points decode into what it passed: private too
-		if page.Points, err = s.evals.AgentPoints(ctx, a.ID); err != nil {
+	if registry.CanSee("", a, registry.SeePoints) {
+		if page.Points, err = s.runtime.Points(ctx, a.ID); err != nil {
 			return err
 		}
 	}
-	if a.ResultsPublic {
+	if registry.CanSee("", a, registry.SeeResults) {
 		if page.Badges, err = s.badges(ctx, a); err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (s *Server) agentProfile(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		results, _, err := s.evals.Results(ctx, evaluation.ResultFilter{AgentID: a.ID, Limit: 50})
+		results, _, err := s.runtime.Results(ctx, evaluation.ResultFilter{AgentID: a.ID, Limit: 50})
 		if err != nil {
 			return err
 		}
@@ -360,34 +360,20 @@ const pageMessages = 500
 // conversation is a session's transcript for a page.
 func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conversationLine, error) {
 	ctx := c.Request().Context()
-	ps, err := s.sessions.Participants(ctx, sess.ID)
-	if err != nil {
-		return nil, err
-	}
-	hidden, err := s.hiddenParticipants(ctx, ps, nil) // pages are public
-	if err != nil {
-		return nil, err
-	}
-	names := map[string]string{}
-	for _, p := range ps {
-		names[p.AgentID] = p.Name
-		if hidden[p.AgentID] {
-			names[p.AgentID] = evaluation.PrivateName
-		}
-	}
 	// The page shows the first pageMessages messages; the API pages the
-	// rest, so a long session costs a page view one bounded read.
-	ms, err := s.sessions.Messages(ctx, sess.ID, 0, pageMessages)
+	// rest, so a long session costs a page view one bounded read. Pages
+	// are public: anyone's view of the transcript.
+	tr, err := s.runtime.Transcript(ctx, "", sess.ID, 0, pageMessages)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]conversationLine, 0, len(ms))
-	for _, m := range ms {
-		content := m.Content
-		if hidden[m.SenderID] {
-			content = hiddenMessage
-		}
-		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: content, At: m.CreatedAt})
+	names := map[string]string{"": evaluation.PrivateName}
+	for _, p := range tr.Participants {
+		names[p.AgentID] = p.Name
+	}
+	out := make([]conversationLine, 0, len(tr.Messages))
+	for _, m := range tr.Messages {
+		out = append(out, conversationLine{Sequence: m.Sequence, Name: names[m.SenderID], Role: m.Role, Content: m.Content, At: m.CreatedAt})
 	}
 	return out, nil
 }
@@ -396,19 +382,9 @@ func (s *Server) conversation(c echo.Context, sess *evaluation.Session) ([]conve
 // its transcript; results of agents that keep them private are not found.
 func (s *Server) resultDetail(c echo.Context) error {
 	ctx := c.Request().Context()
-	r, err := s.evals.Result(ctx, c.Param("id"))
-	if errors.Is(err, registry.ErrNotFound) {
-		return notFound("no such result", "Check the result id.")
-	}
+	r, a, err := s.runtime.VisibleResult(ctx, "", c.Param("id")) // pages are public
 	if err != nil {
 		return err
-	}
-	a, err := s.agents.AgentByID(ctx, r.AgentID)
-	if err != nil {
-		return err
-	}
-	if !a.ResultsPublic {
-		return notFound("no such result", "Check the result id.")
 	}
 	snap, err := s.catalog.current(ctx)
 	if err != nil {
@@ -421,8 +397,8 @@ func (s *Server) resultDetail(c echo.Context) error {
 	if page.E != nil {
 		page.Title = fmt.Sprintf("%s · SIP-%d %s", a.Name, page.E.Number, page.E.Name)
 	}
-	if s.sessions != nil {
-		sess, err := s.sessions.SessionByRegistration(ctx, r.RegistrationID)
+	if s.serves.Sessions {
+		sess, err := s.runtime.SessionOf(ctx, r.RegistrationID)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return err
 		}
@@ -435,8 +411,8 @@ func (s *Server) resultDetail(c echo.Context) error {
 	// A judged attempt's answers and responses are not on the public page:
 	// a passing agent's answers would be an answer key for anyone. The
 	// agent reads its own through the API.
-	if s.jobs != nil && page.Conversation == nil {
-		job, err := s.jobs.JobByRegistration(ctx, r.RegistrationID)
+	if s.serves.Jobs && page.Conversation == nil {
+		job, err := s.runtime.JobOf(ctx, r.RegistrationID)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return err
 		}
@@ -493,7 +469,7 @@ func (s *Server) agentsDirectory(c echo.Context) error {
 		n = v
 	}
 	offset := (n - 1) * agentsPerPage
-	rows, total, err := s.evals.Standings(c.Request().Context(), offset, agentsPerPage)
+	rows, total, err := s.runtime.Standings(c.Request().Context(), offset, agentsPerPage)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func (s *Server) publicNames(ctx context.Context, boards ...[]stats.Standing) (m
 			ids = append(ids, x.AgentID)
 		}
 	}
-	return s.agents.PublicAgentNames(ctx, ids)
+	return s.runtime.PublicAgentNames(ctx, ids)
 }
 
 // namesFingerprint identifies a set of names.

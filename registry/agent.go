@@ -216,3 +216,33 @@ func clipText(s string, n int) string {
 type AgentCard struct {
 	ID, Name, Description string
 }
+
+// Aspect is what a viewer asks to see of an agent.
+type Aspect string
+
+// The aspects of an agent the visibility rule decides.
+const (
+	SeeResults    Aspect = "results"    // its results, passes and badges, and their credentials
+	SeePoints     Aspect = "points"     // its points (they decode into what it passed)
+	SeeTranscript Aspect = "transcript" // its messages in a session's transcript
+	SeeName       Aspect = "name"       // its name beside a result, in a leaderboard, a search or a session
+	SeeFeedback   Aspect = "feedback"   // a proctor's or judge's feedback on its attempts
+)
+
+// CanSee is the visibility rule, the one place it is decided: an agent
+// sees everything of itself; anyone else (viewerID "" for an anonymous
+// viewer) sees an agent's results, points, transcripts, name and
+// feedback only while it keeps its results public. Every page, endpoint,
+// statistic, search hit, leaderboard and transcript asks it; the stores
+// apply the same rule in SQL where they filter lists (results_public, or
+// the viewer's own rows), and the conformance suite holds them to it.
+func CanSee(viewerID string, subject *Agent, what Aspect) bool {
+	if viewerID != "" && viewerID == subject.ID {
+		return true
+	}
+	switch what {
+	case SeeResults, SeePoints, SeeTranscript, SeeName, SeeFeedback:
+		return subject.ResultsPublic
+	}
+	return false
+}

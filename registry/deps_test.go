@@ -30,9 +30,9 @@ func TestImportGraph(t *testing.T) {
 	}{
 		{mod + "registry", []string{"net/http", "database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
 			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite", mod + "api", mod + "bot"}, nil},
-		// The runtime reaches the judge through an interface, but imports
-		// registry/judge for its prompts and scores, whose client is HTTP.
-		{mod + "registry/evaluation", []string{"database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
+		// The runtime reaches the judge, X and other issuers through
+		// interfaces that cmd/sip wires.
+		{mod + "registry/evaluation", []string{mod + "registry/judge", mod + "registry/credential/webfetch", "database/sql", "github.com/labstack/echo", "github.com/jackc/pgx",
 			"github.com/google/go-github", "github.com/go-git/go-git", "modernc.org/sqlite", mod + "api", mod + "bot", mod + "registry/sqlite",
 			mod + "registry/postgres"}, nil},
 		// The stores keep the App's inbox, and know nothing else of the App.
@@ -45,17 +45,52 @@ func TestImportGraph(t *testing.T) {
 		// behind its Judge interface, which the App and the CLI implement.
 		{mod + "bot/policy", []string{"net/http", "database/sql", "github.com/google/go-github", "github.com/go-git/go-git",
 			mod + "api", mod + "registry/sqlite", mod + "registry/postgres"}, nil},
+		{mod + "registry/credential", []string{mod + "registry/credential/webfetch", "database/sql", mod + "api", mod + "bot"}, nil},
+		// HTTP adapts: the rules are the service's, the storage the stores'.
 		{mod + "api", []string{mod + "bot", mod + "registry/sqlite", mod + "registry/postgres", "github.com/go-git/go-git"}, nil},
 	} {
-		for _, dep := range deps(t, tt.pkg) {
-			if slices.Contains(tt.allowed, dep) {
-				continue
-			}
-			for _, banned := range tt.banned {
-				if dep == banned || strings.HasPrefix(dep, banned+"/") {
-					t.Errorf("%s depends on %s", tt.pkg, dep)
+		t.Run(strings.TrimPrefix(tt.pkg, mod), func(t *testing.T) {
+			for _, dep := range deps(t, tt.pkg) {
+				if slices.Contains(tt.allowed, dep) {
+					continue
+				}
+				for _, banned := range tt.banned {
+					if dep == banned || strings.HasPrefix(dep, banned+"/") {
+						t.Errorf("%s depends on %s", tt.pkg, dep)
+					}
 				}
 			}
-		}
+		})
+	}
+}
+
+// TestDomainReachesNoNetwork: no package of sip that the domain (the
+// registry, the evaluation runtime, credentials) depends on imports
+// net/http; the model client, X's oEmbed and other issuers' documents
+// reach the runtime through interfaces that cmd/sip wires. json-gold, the
+// JSON-LD library, imports it for a document loader sip never uses (its
+// contexts are embedded).
+func TestDomainReachesNoNetwork(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/sipregistry/sip/"
+	for _, pkg := range []string{mod + "registry", mod + "registry/evaluation", mod + "registry/credential"} {
+		t.Run(strings.TrimPrefix(pkg, mod), func(t *testing.T) {
+			var ours []string
+			for _, dep := range deps(t, pkg) {
+				if strings.HasPrefix(dep, mod) {
+					ours = append(ours, dep)
+				}
+			}
+			out, err := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}, ours...)...).Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				fields := strings.Fields(line)
+				if slices.Contains(fields[1:], "net/http") {
+					t.Errorf("%s (a dependency of %s) imports net/http", fields[0], pkg)
+				}
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
+	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/seal"
@@ -266,8 +267,18 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, Stats: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
+	// The evaluation service: every rule an agent meets, whatever the door
+	// (the HTTP API, the judge worker, the sweeper).
+	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
+		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
+		Issuers: webfetch.Issuers{HTTP: &http.Client{Timeout: 10 * time.Second}},
+		Build:   version, RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
+	if key != nil { // a nil *seal.Key is not a nil Opener
+		ec.Key = key
+	}
+	svc := evaluation.New(ec)
+	cfg := api.Config{Store: st, Stats: st, Service: svc,
+		Logger: log, Version: version, BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {
 		cfg.Webhook = app.Webhook
@@ -282,7 +293,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// first, then in-flight deliveries finish.
 		defer func() { stopApp(); <-appDone }()
 	}
-	worker := &evaluation.Worker{Service: srv.Runtime(), Log: log.With("component", "judge"), Concurrency: m.JudgeConcurrency}
+	worker := &evaluation.Worker{Service: svc, Log: log.With("component", "judge"), Concurrency: m.JudgeConcurrency}
 	if m.Judge != nil {
 		worker.Judge = m.Judge
 	}
@@ -291,7 +302,7 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { defer close(workDone); worker.Run(workCtx) }()
 	// The sweeper ends attempts past their deadline and sessions nobody
 	// graded; every replica may run one.
-	sweeper := &evaluation.Sweeper{Service: srv.Runtime(), Log: log.With("component", "sweeper")}
+	sweeper := &evaluation.Sweeper{Service: svc, Log: log.With("component", "sweeper")}
 	sweepDone := make(chan struct{})
 	go func() { defer close(sweepDone); sweeper.Run(workCtx) }()
 	defer func() { stopWork(); <-workDone; <-sweepDone }()
@@ -381,6 +392,15 @@ func (m *Main) issuer(ctx context.Context, st store, log *slog.Logger) (*credent
 	}
 	log.Info("issuing credentials", "issuer", iss.DID, "key", keys[len(keys)-1].ID)
 	return iss, nil
+}
+
+// webCredentialChecker rechecks recorded external credentials when they
+// meet a prerequisite: keys of trusted issuers fetched from their did:web
+// documents, status lists fetched and cached for a minute.
+func webCredentialChecker(client *http.Client, now func() time.Time) *credential.Checker {
+	web := webfetch.Client{HTTP: client}
+	return &credential.Checker{Keys: &credential.WebResolver{Fetch: web}, Now: now,
+		Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: web}, TTL: time.Minute, Now: now}}
 }
 
 // syncAtStart syncs the configured SIPs, unless the registry follows git

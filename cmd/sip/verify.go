@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry/credential"
+	"github.com/sipregistry/sip/registry/credential/webfetch"
 )
 
 const verifyAbout = `Verify an Open Badges credential a SIP registry issued: its format, that
@@ -41,8 +42,8 @@ func runVerify(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "sip verify: %v\n", err)
 		return exitNoInput
 	}
-	resolver := &credential.WebResolver{Client: &http.Client{Timeout: 10 * time.Second}}
-	r := credential.Verify(raw, resolver, &credential.WebStatus{Client: resolver.Client}, time.Now())
+	web := webfetch.Client{HTTP: &http.Client{Timeout: 10 * time.Second}}
+	r := credential.Verify(raw, &credential.WebResolver{Fetch: web}, &credential.WebStatus{Fetch: web}, time.Now())
 	if *format == "json" {
 		b, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))

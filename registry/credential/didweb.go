@@ -4,15 +4,28 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 )
+
+// Fetcher reads a document another registry publishes (a DID document, a
+// status list credential) by its URL: its body, at most max bytes; an
+// error for any answer but 200 OK ("URL answered STATUS"), and one that
+// is ErrTooLarge for a longer or unreadable body. sip serve wires it to
+// HTTP(S) (registry/credential/webfetch); the domain itself reaches no
+// network.
+type Fetcher interface {
+	Fetch(ctx context.Context, url, accept string, max int64) ([]byte, error)
+}
+
+// ErrTooLarge is a fetched document that exceeds its bound or cannot be
+// read.
+var ErrTooLarge = errors.New("cannot be read or exceeds its size bound")
 
 // DIDWebURL is where a did:web identifier's document is: https, the host
 // (the port's %3A decoded), then /.well-known/did.json or the path's
@@ -56,7 +69,7 @@ func isLoopback(host string) bool {
 
 // WebResolver resolves did:web keys by fetching DID documents, each once.
 type WebResolver struct {
-	Client *http.Client
+	Fetch Fetcher
 	// Allow, when set, says which issuers may be fetched at all: a
 	// server checking credentials for its users fetches only issuers it
 	// trusts, never a URL a caller chose.
@@ -104,26 +117,12 @@ func (r *WebResolver) Document(ctx context.Context, did string) (map[string]any,
 	if err != nil {
 		return nil, err
 	}
-	client := r.Client
-	if client == nil {
-		client = http.DefaultClient
+	body, err := r.Fetch.Fetch(ctx, u, "application/did+json, application/json", maxDIDDocument)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("the DID document of %s cannot be read (or exceeds %d bytes)", did, maxDIDDocument)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/did+json, application/json")
-	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fetching the DID document of %s: %w", did, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching the DID document of %s: %s answered %s", did, u, resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDIDDocument+1))
-	if err != nil || len(body) > maxDIDDocument {
-		return nil, fmt.Errorf("the DID document of %s cannot be read (or exceeds %d bytes)", did, maxDIDDocument)
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, fmt.Errorf("the DID document of %s is not JSON", did)
@@ -170,9 +169,9 @@ func asList(v any) []any {
 	return l
 }
 
-// WebStatus fetches status list credentials over HTTP(S).
+// WebStatus fetches status list credentials.
 type WebStatus struct {
-	Client *http.Client
+	Fetch Fetcher
 }
 
 // maxStatusList bounds a fetched status list credential.
@@ -180,21 +179,9 @@ const maxStatusList = 1 << 20
 
 // StatusList fetches a status list credential.
 func (w *WebStatus) StatusList(u string) ([]byte, error) {
-	client := w.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Get(u)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", u, resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusList+1))
-	if err != nil || len(body) > maxStatusList {
+	body, err := w.Fetch.Fetch(context.Background(), u, "application/json", maxStatusList)
+	if errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%s cannot be read (or exceeds %d bytes)", u, maxStatusList)
 	}
-	return body, nil
+	return body, err
 }

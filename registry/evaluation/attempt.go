@@ -3,15 +3,9 @@ package evaluation
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
@@ -73,51 +67,6 @@ type Challenge struct {
 	// VersionID is the SIP version its registration pinned (set by
 	// StartChallenge).
 	VersionID int64
-}
-
-// PoAWValues is how many numbers a challenge holds.
-const PoAWValues = 30
-
-// NewChallenge makes a challenge of 30 integers in 0–9999 and a nonce,
-// from crypto/rand.
-func NewChallenge(registrationID, agentID string, now time.Time, ttl time.Duration) (*Challenge, error) {
-	id, err := registry.RandomHex(10)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := registry.RandomHex(16)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 2*PoAWValues)
-	if _, err := rand.Read(b); err != nil {
-		return nil, err
-	}
-	values := make([]int, PoAWValues)
-	for i := range values {
-		values[i] = int(binary.BigEndian.Uint16(b[2*i:])) % 10000
-	}
-	return &Challenge{ID: "ch_" + id, RegistrationID: registrationID, AgentID: agentID, Values: values, Nonce: nonce,
-		CreatedAt: now.UTC(), ExpiresAt: now.UTC().Add(ttl)}, nil
-}
-
-// PoAWHash is the answer to a challenge: the SHA-256, in lower-case hex,
-// of the values sorted ascending as JSON without spaces, followed by the
-// nonce. Values [3,1,2] and nonce "n" hash the text "[1,2,3]n".
-func PoAWHash(values []int, nonce string) string {
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	parts := make([]string, len(sorted))
-	for i, v := range sorted {
-		parts[i] = strconv.Itoa(v)
-	}
-	sum := sha256.Sum256([]byte("[" + strings.Join(parts, ",") + "]" + nonce))
-	return hex.EncodeToString(sum[:])
-}
-
-// CheckPoAW reports, in constant time, whether hash answers c.
-func CheckPoAW(c *Challenge, hash string) bool {
-	return subtle.ConstantTimeCompare([]byte(PoAWHash(c.Values, c.Nonce)), []byte(strings.ToLower(strings.TrimSpace(hash)))) == 1
 }
 
 // Result is the outcome of one graded attempt. It names the version of
@@ -229,8 +178,13 @@ type ResultFilter struct {
 	Cursor     string
 }
 
-// EvaluationStore keeps registrations, challenges and results.
-type EvaluationStore interface {
+// EvaluationStore is the old name of Store.
+//
+// Deprecated: use Store.
+type EvaluationStore = Store
+
+// Store keeps registrations, challenges and results.
+type Store interface {
 	// Register opens a registration, or returns the agent's open one for
 	// the evaluation (created false). Concurrent calls open one.
 	Register(ctx context.Context, r *Registration) (_ *Registration, created bool, err error)

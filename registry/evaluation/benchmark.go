@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/judge"
 )
 
 // benchmarkRunner runs benchmarks: multiple-choice answers are graded at
@@ -162,14 +161,14 @@ func (benchmarkRunner) judge(ctx context.Context, s *Service, j Judge, def *Defi
 	if err != nil {
 		return grade{}, err
 	}
-	msgs, ids := judge.BenchmarkMessages(def.Name, cfg, sub.Answers)
+	msgs, ids := BenchmarkMessages(def.Name, cfg, sub.Answers)
 	verdict, err := j.Ask(ctx, msgs, ids)
 	if err != nil {
 		return grade{}, err
 	}
-	score := partial.ChoicePoints + judge.BenchmarkFreeScore(cfg, verdict)
+	score := partial.ChoicePoints + BenchmarkFreeScore(cfg, verdict.Grades())
 	g := benchmarkGrade(def, job, score, partial.TotalPoints)
-	g.details = map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": judge.BenchmarkFreeScores(cfg, verdict), "summary": verdict.Summary}
+	g.details = map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": BenchmarkFreeScores(cfg, verdict), "summary": verdict.Summary}
 	g.inputs["judge_model"] = verdict.Model
 	return g, nil
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/judge"
 )
 
 // A benchmark's free answers are graded by a proctor when no judge is
@@ -96,7 +95,7 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 			free[q.ID] = q.Points
 		}
 	}
-	verdict := &judge.Verdict{}
+	var scores []ItemScore
 	ids := make([]string, 0, len(req.Scores))
 	for id := range req.Scores {
 		ids = append(ids, id)
@@ -110,7 +109,7 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 		if v := req.Scores[id]; v != v || v < 0 || v > max {
 			return nil, invalid("scores", fmt.Sprintf("the grade of %s must be from 0 to %g", id, max), "Grade each answer within its question's points.")
 		}
-		verdict.Scores = append(verdict.Scores, judge.Score{PromptID: id, Score: req.Scores[id]})
+		scores = append(scores, ItemScore{PromptID: id, Score: req.Scores[id]})
 	}
 	if len(req.Scores) != len(free) {
 		return nil, invalid("scores", "grade every free-response question once", "Send a grade for each question the claim listed.")
@@ -123,13 +122,13 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 	if err := json.Unmarshal(job.Partial, &partial); err != nil {
 		return nil, err
 	}
-	score := partial.ChoicePoints + judge.BenchmarkFreeScore(cfg, verdict)
+	score := partial.ChoicePoints + BenchmarkFreeScore(cfg, req.Scores)
 	g := benchmarkGrade(def, job, score, partial.TotalPoints)
 	if g.passed {
 		g.reason = ""
 	}
 	g.goal = append(g.goal, Check{Name: "proctor", Passed: true, Message: "free answers graded by proctor " + proctor.ID})
-	g.details = map[string]any{"session_id": sess.ID, "proctor_agent_id": proctor.ID, "proctor_feedback": req.Feedback, "scores": verdict.Scores}
+	g.details = map[string]any{"session_id": sess.ID, "proctor_agent_id": proctor.ID, "proctor_feedback": req.Feedback, "scores": scores}
 	if !g.passed {
 		g.reason = fmt.Sprintf("scored %g of %g; free answers graded by proctor %s", score, partial.TotalPoints, proctor.Name)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/judge"
 )
 
 // certificationRunner runs agent certifications: the agent answers the
@@ -130,17 +129,17 @@ func (certificationRunner) judge(ctx context.Context, _ *Service, j Judge, def *
 		responses[e.PromptID] = e.Response
 	}
 	cfg := def.Config.Certification
-	msgs, ids := judge.CertificationMessages(def.Name, cfg, responses)
+	msgs, ids := CertificationMessages(def.Name, cfg, responses)
 	verdict, err := j.Ask(ctx, msgs, ids)
 	if err != nil {
 		return grade{}, err
 	}
-	score, maxScore := judge.CertificationScore(cfg, verdict), 100.0
+	score, maxScore := CertificationScore(cfg, verdict.Grades()), 100.0
 	g := grade{passed: Passes(score, maxScore, cfg.PassingScore), score: &score, maxScore: &maxScore, started: job.CreatedAt,
 		execution: []Check{acceptedInTime},
 		inputs:    map[string]any{"submission": digest(json.RawMessage(job.Submission)), "judge_model": verdict.Model},
 		goal:      []Check{passRule(score, maxScore, cfg.PassingScore)},
-		details:   map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": judge.CertificationScores(cfg, verdict), "summary": verdict.Summary}}
+		details:   map[string]any{"judge_model": verdict.Model, "judge_raw": verdict.Raw, "scores": CertificationScores(cfg, verdict), "summary": verdict.Summary}}
 	if !g.passed {
 		g.reason = "below the passing score"
 	}

@@ -117,3 +117,27 @@ func MissingCredentials(want []registry.CredentialPrerequisite, held map[registr
 	}
 	return missing
 }
+
+// RevokeResult revokes one of the agent's own results: it no longer
+// counts as a pass, and its credential reads as revoked in the status
+// list. reason, at most 500 bytes, is the agent's.
+func (s *Service) RevokeResult(ctx context.Context, agentID, resultID, reason string) (*Result, error) {
+	r, err := s.regs.Result(ctx, resultID)
+	if errors.Is(err, registry.ErrNotFound) || (err == nil && r.AgentID != agentID) {
+		return nil, notFound("no such result of yours", "An agent revokes only its own results.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(reason) > 500 {
+		return nil, invalid("reason", "reason is at most 500 characters", "Say briefly why.")
+	}
+	why := "revoked by its agent"
+	if reason != "" {
+		why += ": " + reason
+	}
+	if err := s.regs.RevokeResult(ctx, r.ID, why, s.now()); err != nil {
+		return nil, err
+	}
+	return s.regs.Result(ctx, r.ID)
+}

@@ -28,17 +28,14 @@ func (liveRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if cfg == nil {
 		return nil, conflict("conflict", t.Entry.ID+" has no collaboration config", "Report this SIP to its maintainers.")
 	}
-	if !cfg.AllowUnclaimed {
-		// The caller may be known by id only: read whether it is claimed.
-		me, err := t.s.agents.AgentByID(ctx, t.Agent.ID)
+	if claimRequired(t.Def.Config) {
+		me, err := t.s.agents.AgentByID(ctx, t.AgentID)
 		if err != nil {
 			return nil, err
 		}
-		t.Agent = me
-	}
-	if !cfg.AllowUnclaimed && !t.Agent.Claimed() {
-		return nil, forbidden("claim_required", t.Entry.ID+" seats only agents claimed by a human owner, one agent per owner in a session",
-			"Have your owner claim you (X verification) first.")
+		if err := mustBeClaimed(t.Entry.ID, t.Def.Config, me); err != nil {
+			return nil, err
+		}
 	}
 	moved, err := t.s.moveToStarted(ctx, t.Reg, time.Time{})
 	if err != nil {

@@ -2,12 +2,65 @@ package evaluation
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
 )
+
+// PoAWValues is how many numbers a challenge holds.
+const PoAWValues = 30
+
+// NewChallenge makes a challenge of 30 integers in 0–9999 and a nonce,
+// from crypto/rand.
+func NewChallenge(registrationID, agentID string, now time.Time, ttl time.Duration) (*Challenge, error) {
+	id, err := registry.RandomHex(10)
+	if err != nil {
+		return nil, err
+	}
+	nonce, err := registry.RandomHex(16)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 2*PoAWValues)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	values := make([]int, PoAWValues)
+	for i := range values {
+		values[i] = int(binary.BigEndian.Uint16(b[2*i:])) % 10000
+	}
+	return &Challenge{ID: "ch_" + id, RegistrationID: registrationID, AgentID: agentID, Values: values, Nonce: nonce,
+		CreatedAt: now.UTC(), ExpiresAt: now.UTC().Add(ttl)}, nil
+}
+
+// PoAWHash is the answer to a challenge: the SHA-256, in lower-case hex,
+// of the values sorted ascending as JSON without spaces, followed by the
+// nonce. Values [3,1,2] and nonce "n" hash the text "[1,2,3]n".
+func PoAWHash(values []int, nonce string) string {
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	parts := make([]string, len(sorted))
+	for i, v := range sorted {
+		parts[i] = strconv.Itoa(v)
+	}
+	sum := sha256.Sum256([]byte("[" + strings.Join(parts, ",") + "]" + nonce))
+	return hex.EncodeToString(sum[:])
+}
+
+// CheckPoAW reports, in constant time, whether hash answers c.
+func CheckPoAW(c *Challenge, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(PoAWHash(c.Values, c.Nonce)), []byte(strings.ToLower(strings.TrimSpace(hash)))) == 1
+}
 
 // poawRunner runs Proof of Agentic Work: 30 numbers and a nonce, sorted,
 // hashed and answered before the challenge expires. Start and submit each
@@ -28,7 +81,7 @@ func challengeTTL(def *Definition) time.Duration {
 func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	now := t.s.now()
 	cur := current(t.Entry)
-	fresh, err := NewChallenge("", t.Agent.ID, now, challengeTTL(cur))
+	fresh, err := NewChallenge("", t.AgentID, now, challengeTTL(cur))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +136,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 		}
 		return nil, missing(field, "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
 	}
-	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.Agent.ID, t.Entry.ID, sub.ChallengeID)
+	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.AgentID, t.Entry.ID, sub.ChallengeID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, notRegisteredToSubmit(t.Entry)
 	}
@@ -93,7 +146,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 	if ch == nil {
 		return nil, notFound("no such challenge", "Submit the challenge_id that start returned.")
 	}
-	if ch.AgentID != t.Agent.ID || ch.RegistrationID != reg.ID {
+	if ch.AgentID != t.AgentID || ch.RegistrationID != reg.ID {
 		return nil, forbidden("forbidden", "this challenge is not yours", "Submit your own challenge.")
 	}
 	if !ch.UsedAt.IsZero() {

@@ -100,7 +100,7 @@ func (s *Service) pendingRegistrations(ctx context.Context, e *registry.Entry, p
 			continue
 		}
 		name := p.CandidateName
-		if !c.ResultsPublic {
+		if !registry.CanSee(proctor.ID, c, registry.SeeName) {
 			name = PrivateName
 		}
 		out = append(out, Pending{RegistrationID: p.RegistrationID, CandidateID: p.CandidateID, CandidateName: name, WaitingSince: p.WaitingSince})

@@ -18,8 +18,8 @@ type agentReader interface {
 // the evaluations that need them then cannot be taken.
 type Config struct {
 	Versions      versionLister
-	Agents        agentReader
-	Registrations EvaluationStore
+	Agents        agentStore
+	Registrations Store
 	Jobs          JobStore
 	Sessions      SessionStore
 	// JudgeConfigured says whether a judge works the jobs; without one a
@@ -36,6 +36,12 @@ type Config struct {
 	// Key opens benchmarks' sealed answers (the registry's sealing key);
 	// without one a benchmark with sealed answers cannot be taken.
 	Key Opener
+	// Issuers reaches other registries for credentials agents present;
+	// without it none can be presented.
+	Issuers Issuers
+	// Posts reads posts on X for agents' claims; without it agents cannot
+	// be claimed.
+	Posts PostReader
 	// Credentials checks external credentials again when they meet a
 	// prerequisite (signature, validity, status); without it credential
 	// prerequisites cannot be met.
@@ -47,8 +53,10 @@ type Config struct {
 // transport. Every decision about an attempt reads the definition of the
 // version its registration pinned.
 type Service struct {
-	agents          agentReader
-	regs            EvaluationStore
+	agents          agentStore
+	posts           PostReader
+	issuers         Issuers
+	regs            Store
 	jobs            JobStore
 	sessions        SessionStore
 	defs            *definitions
@@ -67,12 +75,12 @@ func New(cfg Config) *Service {
 	s := &Service{agents: cfg.Agents, regs: cfg.Registrations, jobs: cfg.Jobs, sessions: cfg.Sessions,
 		defs: &definitions{store: struct {
 			versionLister
-			EvaluationStore
+			Store
 		}{cfg.Versions, cfg.Registrations}}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.opener, s.credentials = cfg.Key, cfg.Credentials
+	s.opener, s.credentials, s.posts, s.issuers = cfg.Key, cfg.Credentials, cfg.Posts, cfg.Issuers
 	s.recordKey = cfg.RecordKey
 	if len(s.recordKey) == 0 {
 		s.recordKey = make([]byte, 32)
@@ -116,41 +124,10 @@ func (s *Service) ValidPasses(ctx context.Context, agentID string) (map[string]*
 }
 
 // Register opens a registration of the agent for e under e's current
-// version (created), or returns the open one. The prerequisites must hold
-// now: a valid pass of each.
+// version (created), or returns the open one, if the agent may register
+// now (mayRegister: the rule the listing shows too).
 func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entry) (_ *Registration, created bool, _ error) {
-	if e.Status != registry.StatusActive || e.Removed {
-		return nil, false, conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
-	}
-	if !s.Runnable(e.Handler) {
-		return nil, false, conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
-			"Take an evaluation whose can_register is true.")
-	}
-	if len(e.Prerequisites)+len(e.CredentialPrerequisites) > 0 {
-		valid, err := s.ValidPasses(ctx, agentID)
-		if err != nil {
-			return nil, false, err
-		}
-		missing := MissingPrerequisites(e.Prerequisites, valid)
-		held, why, err := s.heldCredentials(ctx, agentID, e.CredentialPrerequisites)
-		if err != nil {
-			return nil, false, err
-		}
-		missing = append(missing, MissingCredentials(e.CredentialPrerequisites, held)...)
-		if len(missing) > 0 {
-			hint := "Pass every prerequisite (a pass that has not expired), then register."
-			if len(e.CredentialPrerequisites) > 0 {
-				hint += " A credential prerequisite is met by presenting that credential: POST /api/v1/agents/me/credentials."
-			}
-			for _, w := range why {
-				hint += " Note: " + w + "."
-			}
-			r := refuse(registry.ErrForbidden, "prerequisites_not_met", "prerequisites not met: pass "+joinIDs(missing)+" first", hint)
-			r.Missing = missing
-			return nil, false, r
-		}
-	}
-	if err := s.attemptsLeft(ctx, agentID, e); err != nil {
+	if err := s.mayRegister(ctx, &candidate{s: s, agentID: agentID}, e); err != nil {
 		return nil, false, err
 	}
 	for range 2 {
@@ -169,19 +146,19 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 	return nil, false, conflict("conflict", "your open attempt at "+e.ID+" is still ending", "Register again in a moment.")
 }
 
-// Take is one operation on an agent's attempt: the caller, the evaluation
-// as it is now, and, once found, the open registration with the
-// definition it pinned.
+// Take is one operation on an agent's attempt: the caller's id, the
+// evaluation as it is now, and, once found, the open registration with
+// the definition it pinned.
 type Take struct {
-	s     *Service
-	Agent *registry.Agent
-	Entry *registry.Entry
-	Reg   *Registration
-	Def   *Definition
+	s       *Service
+	AgentID string
+	Entry   *registry.Entry
+	Reg     *Registration
+	Def     *Definition
 }
 
-func (s *Service) take(a *registry.Agent, e *registry.Entry) *Take {
-	return &Take{s: s, Agent: a, Entry: e}
+func (s *Service) take(agentID string, e *registry.Entry) *Take {
+	return &Take{s: s, AgentID: agentID, Entry: e}
 }
 
 // open finds the agent's open registration and its pinned definition.
@@ -189,7 +166,7 @@ func (t *Take) open(ctx context.Context) error {
 	if t.Reg != nil {
 		return nil
 	}
-	reg, err := t.s.regs.OpenRegistration(ctx, t.Agent.ID, t.Entry.ID)
+	reg, err := t.s.regs.OpenRegistration(ctx, t.AgentID, t.Entry.ID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return NotRegistered(t.Entry)
 	}
@@ -237,24 +214,35 @@ type Submitted struct {
 }
 
 // Start starts (or resumes) the agent's open attempt at e.
-func (s *Service) Start(ctx context.Context, a *registry.Agent, e *registry.Entry) (*Started, error) {
+func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
 	r := s.runner(e.Handler)
 	if r == nil {
 		return nil, conflict("conflict", e.ID+" cannot be started on this server yet", "Take an evaluation whose can_register is true.")
 	}
-	return r.Start(ctx, s.take(a, e))
+	// An unclaimed agent is told what it lacks before that it has no
+	// registration (Register refuses it for the same reason).
+	if claimRequired(e.Config) {
+		me, err := s.agents.AgentByID(ctx, agentID)
+		if err != nil {
+			return nil, err
+		}
+		if err := mustBeClaimed(e.ID, e.Config, me); err != nil {
+			return nil, err
+		}
+	}
+	return r.Start(ctx, s.take(agentID, e))
 }
 
 // Submit grades the agent's submission for its open attempt at e, or
 // queues it for a grader. decode reads the submission into the value the
 // handler's runner gives it; not being registered is reported before a
 // malformed submission.
-func (s *Service) Submit(ctx context.Context, a *registry.Agent, e *registry.Entry, decode func(any) error) (*Submitted, error) {
+func (s *Service) Submit(ctx context.Context, agentID string, e *registry.Entry, decode func(any) error) (*Submitted, error) {
 	r := s.runner(e.Handler)
 	if r == nil {
 		return nil, conflict("conflict", e.ID+" cannot be submitted on this server yet", "Take an evaluation whose can_register is true.")
 	}
-	return r.Submit(ctx, s.take(a, e), decode)
+	return r.Submit(ctx, s.take(agentID, e), decode)
 }
 
 // decodeFor decodes a submission into v; a malformed one is refused, but
@@ -282,8 +270,8 @@ func submitRefusal(e *registry.Entry, err error) error {
 // with a cancelled result; a seat in a forming session is given back; an
 // attempt whose session started, or that awaits its grade, cannot be
 // cancelled.
-func (s *Service) Cancel(ctx context.Context, a *registry.Agent, e *registry.Entry) (*Registration, error) {
-	t := s.take(a, e)
+func (s *Service) Cancel(ctx context.Context, agentID string, e *registry.Entry) (*Registration, error) {
+	t := s.take(agentID, e)
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}

@@ -63,10 +63,19 @@ type Session struct {
 	VersionID int64
 }
 
-// Open reports whether messages may be posted at now.
-func (s *Session) Open(now time.Time) bool {
-	return s.Status == SessionActive && (s.EndsAt.IsZero() || now.Before(s.EndsAt))
+// Phase is the session's status as everyone sees it at now: the one
+// "session ended" rule. An active session whose time is up has ended,
+// though no proctor has graded it yet (its stored status changes then).
+func (s *Session) Phase(now time.Time) SessionStatus {
+	if s.Status == SessionActive && !s.EndsAt.IsZero() && !now.Before(s.EndsAt) {
+		return SessionEnded
+	}
+	return s.Status
 }
+
+// Open reports whether messages may be posted at now: the session has
+// started and not ended.
+func (s *Session) Open(now time.Time) bool { return s.Phase(now) == SessionActive }
 
 // Participant is an agent in a session, with its role.
 type Participant struct {

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/judge"
 )
 
-// Judge grades answers that need judgement (judge.Client).
+// Judge grades answers that need judgement (registry/judge.Client).
 type Judge interface {
-	Ask(ctx context.Context, messages []judge.Message, ids []string) (*judge.Verdict, error)
+	Ask(ctx context.Context, messages []JudgeMessage, ids []string) (*Verdict, error)
 }
 
 // judged is a runner whose submissions a judge grades.

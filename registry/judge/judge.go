@@ -1,9 +1,9 @@
-// Package judge grades answers that need judgement: certification
-// transcripts and free-response benchmark answers. It asks an
-// OpenAI-compatible chat-completions API, gives it the SIP's own prompts,
-// should lists and rubric (never text the agent supplied as a prompt),
-// fences the agent's answers as data, and trusts nothing of the reply but
-// per-item scores, which it clamps; totals and pass/fail are computed here.
+// Package judge is the client of the model that grades answers needing
+// judgement (certification transcripts, free-response benchmark
+// answers): it asks an OpenAI-compatible chat-completions API with the
+// messages registry/evaluation builds and reads back per-item scores.
+// What the judge is given and how its scores count are the evaluation
+// runtime's rules (registry/evaluation/judging.go).
 package judge
 
 import (
@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // ErrBadAnswer means the judge answered, but not with the required object.
@@ -29,27 +31,13 @@ type Client struct {
 	HTTP   *http.Client
 }
 
-// Message is one chat message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// Score is the judge's score of one item (a prompt or a question).
-type Score struct {
-	PromptID string  `json:"prompt_id"`
-	Score    float64 `json:"score"`
-	Feedback string  `json:"feedback"`
-}
-
-// Verdict is what the judge said: per-item scores, a summary, and its raw
-// answer for the record.
-type Verdict struct {
-	Scores  []Score
-	Summary string
-	Raw     string
-	Model   string
-}
+// Message, Score and Verdict are the evaluation runtime's, so a Client
+// is its evaluation.Judge.
+type (
+	Message = evaluation.JudgeMessage
+	Score   = evaluation.ItemScore
+	Verdict = evaluation.Verdict
+)
 
 // Ask sends the messages and reads the verdict. Errors are transient
 // (network, 5xx, timeouts) or ErrBadAnswer; both are retried by the worker.

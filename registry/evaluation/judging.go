@@ -1,4 +1,4 @@
-package judge
+package evaluation
 
 import (
 	"encoding/json"
@@ -7,6 +7,45 @@ import (
 
 	"github.com/sipregistry/sip/registry"
 )
+
+// What the judge is given and how its grades count, decided here: the
+// SIP's own prompts, should lists and rubric (never text the agent
+// supplied as a prompt), the agent's answers fenced as data; of the reply
+// only per-item scores count, clamped to each item's maximum, and totals
+// and pass/fail are computed here (for a proctor's grades too). The model
+// client (registry/judge) only talks to the model.
+
+// JudgeMessage is one chat message to the judge.
+type JudgeMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ItemScore is a grade of one item (a prompt or a question), by the judge
+// or a proctor.
+type ItemScore struct {
+	PromptID string  `json:"prompt_id"`
+	Score    float64 `json:"score"`
+	Feedback string  `json:"feedback"`
+}
+
+// Verdict is what the judge said: per-item scores, a summary, and its raw
+// answer for the record.
+type Verdict struct {
+	Scores  []ItemScore
+	Summary string
+	Raw     string
+	Model   string
+}
+
+// Grades are the verdict's scores by item id.
+func (v *Verdict) Grades() map[string]float64 {
+	byID := map[string]float64{}
+	for _, s := range v.Scores {
+		byID[s.PromptID] = s.Score
+	}
+	return byID
+}
 
 const system = `You are an impartial grader for an evaluation of AI agents.
 You are given the evaluation's own items (prompts or questions), what a good
@@ -28,7 +67,7 @@ func quoteData(s string) string {
 // CertificationMessages builds the judge's conversation for a
 // certification: the SIP's prompts, should lists and rubric, and the
 // agent's responses by prompt id.
-func CertificationMessages(sipName string, c *registry.CertificationConfig, responses map[string]string) ([]Message, []string) {
+func CertificationMessages(sipName string, c *registry.CertificationConfig, responses map[string]string) ([]JudgeMessage, []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Evaluation: %s\n\n", sipName)
 	maxOf := map[string]registry.RubricRow{}
@@ -53,12 +92,12 @@ func CertificationMessages(sipName string, c *registry.CertificationConfig, resp
 	for _, id := range ids {
 		fmt.Fprintf(&b, "%s: %s\n", id, quoteData(responses[id]))
 	}
-	return []Message{{Role: "system", Content: system}, {Role: "user", Content: b.String()}}, ids
+	return []JudgeMessage{{Role: "system", Content: system}, {Role: "user", Content: b.String()}}, ids
 }
 
 // BenchmarkMessages builds the judge's conversation for the free-response
 // questions of a benchmark.
-func BenchmarkMessages(sipName string, c *registry.BenchmarkConfig, answers map[string]string) ([]Message, []string) {
+func BenchmarkMessages(sipName string, c *registry.BenchmarkConfig, answers map[string]string) ([]JudgeMessage, []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Evaluation: %s\n\n", sipName)
 	var ids []string
@@ -77,20 +116,16 @@ func BenchmarkMessages(sipName string, c *registry.BenchmarkConfig, answers map[
 	for _, id := range ids {
 		fmt.Fprintf(&b, "%s: %s\n", id, quoteData(answers[id]))
 	}
-	return []Message{{Role: "system", Content: system}, {Role: "user", Content: b.String()}}, ids
+	return []JudgeMessage{{Role: "system", Content: system}, {Role: "user", Content: b.String()}}, ids
 }
 
-// CertificationScore totals clamped per-prompt scores, weighted by the
-// rubric, as a percentage (0–100, two decimals). Whether it passes is the
-// evaluation runtime's rule.
-func CertificationScore(c *registry.CertificationConfig, v *Verdict) float64 {
-	byID := map[string]float64{}
-	for _, s := range v.Scores {
-		byID[s.PromptID] = s.Score
-	}
+// CertificationScore totals per-prompt grades, each clamped to its rubric
+// row's maximum and weighted by the rubric, as a percentage (0–100, two
+// decimals). Whether it passes is Passes.
+func CertificationScore(c *registry.CertificationConfig, grades map[string]float64) float64 {
 	var got, max float64
 	for _, r := range c.Rubric {
-		got += r.Weight * clamp(byID[r.PromptID], r.MaxScore)
+		got += r.Weight * clamp(grades[r.PromptID], r.MaxScore)
 		max += r.Weight * r.MaxScore
 	}
 	if max == 0 {
@@ -99,16 +134,13 @@ func CertificationScore(c *registry.CertificationConfig, v *Verdict) float64 {
 	return round2(got / max * 100)
 }
 
-// BenchmarkFreeScore is the clamped points of the free-response answers.
-func BenchmarkFreeScore(c *registry.BenchmarkConfig, v *Verdict) float64 {
-	byID := map[string]float64{}
-	for _, s := range v.Scores {
-		byID[s.PromptID] = s.Score
-	}
+// BenchmarkFreeScore is the points of the free-response answers: each
+// grade clamped to its question's points.
+func BenchmarkFreeScore(c *registry.BenchmarkConfig, grades map[string]float64) float64 {
 	var got float64
 	for _, q := range c.Questions {
 		if !q.MultipleChoice() {
-			got += clamp(byID[q.ID], q.Points)
+			got += clamp(grades[q.ID], q.Points)
 		}
 	}
 	return got
@@ -129,7 +161,7 @@ func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 // CertificationScores are the judge's per-prompt scores as they count:
 // clamped to each rubric row's maximum, unknown prompts left out. They are
 // what results store, never the judge's raw numbers.
-func CertificationScores(c *registry.CertificationConfig, v *Verdict) []Score {
+func CertificationScores(c *registry.CertificationConfig, v *Verdict) []ItemScore {
 	max := map[string]float64{}
 	for _, r := range c.Rubric {
 		max[r.PromptID] = r.MaxScore
@@ -139,7 +171,7 @@ func CertificationScores(c *registry.CertificationConfig, v *Verdict) []Score {
 
 // BenchmarkFreeScores are the judge's per-question scores of free answers
 // as they count: clamped to each question's points, others left out.
-func BenchmarkFreeScores(c *registry.BenchmarkConfig, v *Verdict) []Score {
+func BenchmarkFreeScores(c *registry.BenchmarkConfig, v *Verdict) []ItemScore {
 	max := map[string]float64{}
 	for _, q := range c.Questions {
 		if !q.MultipleChoice() {
@@ -149,8 +181,8 @@ func BenchmarkFreeScores(c *registry.BenchmarkConfig, v *Verdict) []Score {
 	return clampedScores(v, max)
 }
 
-func clampedScores(v *Verdict, max map[string]float64) []Score {
-	out := []Score{}
+func clampedScores(v *Verdict, max map[string]float64) []ItemScore {
+	out := []ItemScore{}
 	for _, s := range v.Scores {
 		if m, ok := max[s.PromptID]; ok {
 			s.Score = clamp(s.Score, m)
