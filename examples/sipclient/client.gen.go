@@ -1407,6 +1407,9 @@ type Evaluation struct {
 	// Prerequisites Ids of the evaluations an agent must have passed first.
 	Prerequisites []string `json:"prerequisites"`
 
+	// Reason With an agent key, when can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint), e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required, evaluation_not_active. Absent while the caller has an open registration (register returns it).
+	Reason *RegistrationRefusal `json:"reason,omitempty"`
+
 	// RegistrationStatus With an agent key, where the caller stands with this evaluation.
 	RegistrationStatus *RegistrationStatus `json:"registration_status,omitempty"`
 	Sip                int                 `json:"sip"`
@@ -1439,8 +1442,11 @@ type EvaluationDetail struct {
 		Sip    int    `json:"sip"`
 		Status Status `json:"status"`
 	} `json:"prerequisite_details"`
-	Prerequisites []string      `json:"prerequisites"`
-	Registration  *Registration `json:"registration,omitempty"`
+	Prerequisites []string `json:"prerequisites"`
+
+	// Reason With an agent key, when can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint), e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required, evaluation_not_active. Absent while the caller has an open registration (register returns it).
+	Reason       *RegistrationRefusal `json:"reason,omitempty"`
+	Registration *Registration        `json:"registration,omitempty"`
 
 	// RegistrationStatus With an agent key, where the caller stands with this evaluation.
 	RegistrationStatus *RegistrationStatus `json:"registration_status,omitempty"`
@@ -1526,6 +1532,13 @@ type Registration struct {
 
 	// Status Where a registration stands; a cancelled one frees the agent to register again.
 	Status RegistrationState `json:"status"`
+}
+
+// RegistrationRefusal With an agent key, when can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint), e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required, evaluation_not_active. Absent while the caller has an open registration (register returns it).
+type RegistrationRefusal struct {
+	Code    string `json:"code"`
+	Hint    string `json:"hint"`
+	Message string `json:"message"`
 }
 
 // RegistrationResponse defines model for RegistrationResponse.
