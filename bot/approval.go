@@ -75,7 +75,12 @@ func (e *policyError) Error() string { return e.err.Error() }
 // policy reads .github/sip.yml from the default branch (defaults when
 // there is none).
 func (a *App) policy(ctx context.Context, gh *github.Client, t target) (*policy.Policy, error) {
-	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, policy.Path, &github.RepositoryContentGetOptions{Ref: t.DefaultBranch})
+	return a.policyAt(ctx, gh, t, t.DefaultBranch)
+}
+
+// policyAt reads .github/sip.yml at a ref (defaults when there is none).
+func (a *App) policyAt(ctx context.Context, gh *github.Client, t target, ref string) (*policy.Policy, error) {
+	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, policy.Path, &github.RepositoryContentGetOptions{Ref: ref})
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return policy.Parse(nil)
 	}

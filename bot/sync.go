@@ -11,6 +11,7 @@ import (
 
 	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/bot/internal/markdown"
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 )
@@ -105,6 +106,24 @@ func (a *App) syncRegistry(ctx context.Context, t target) error {
 		return fmt.Errorf("%s: %w", t, err)
 	}
 	src.Name = "github " + t.fullName() + "@" + short(src.Commit)
+	gh := a.gh.installation(t.Installation).client
+	// The registry applies the policy of the commit it syncs, as the
+	// pull-request check applied it: rule severities, trusted issuers and
+	// sections. A commit whose policy cannot be read is not synced.
+	pol, err := a.policyAt(ctx, gh, t, src.Commit)
+	var bad *policyError
+	if errors.As(err, &bad) {
+		err = fmt.Errorf("%s at %s cannot be used, so the registry cannot apply it: %w", policy.Path, short(src.Commit), bad)
+		a.metrics.refused.Set(1)
+		if rerr := a.reportRefusal(ctx, t, src.Commit, err, nil); rerr != nil {
+			return rerr
+		}
+		return permanent(fmt.Errorf("%s: %w", t, err))
+	}
+	if err != nil {
+		return err
+	}
+	src.Configure = pol.Apply
 	rep, err := registry.Sync(ctx, a.store, src, a.now())
 	var invalid *registry.ValidationError
 	if errors.As(err, &invalid) || errors.Is(err, registry.ErrEmptySource) {
@@ -123,7 +142,6 @@ func (a *App) syncRegistry(ctx context.Context, t target) error {
 	a.metrics.refused.Set(0)
 	a.log.Info("registry synced", "repository", t.fullName(), "commit", rep.Commit, "up_to_date", rep.UpToDate,
 		"added", len(rep.Added), "changed", len(rep.Changed), "deprecated", len(rep.Deprecated))
-	gh := a.gh.installation(t.Installation).client
 	return a.postCheck(ctx, gh, t, src.Commit, checkResult{name: SyncCheck, conclusion: "success", title: "Registry synced",
 		summary: fmt.Sprintf("The registry serves this commit: %d added, %d changed, %d deprecated.", len(rep.Added), len(rep.Changed), len(rep.Deprecated))})
 }

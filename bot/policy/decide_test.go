@@ -83,6 +83,19 @@ transitions:
   - {from: draft, to: active, approvals: 2, by: maintainers}
   - {to: deprecated, approvals: 1, by: admins}
 `)
+	ownersActivate := mustParse(t, base+`modules:
+  safety:
+    owners: {teams: [octo/safety]}
+transitions:
+  - {from: draft, to: active, by: owners}
+`)
+	move := func(from, to string) Change {
+		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12,
+			Before: &State{Module: "core", Status: from}, After: &State{Module: "safety", Status: to}}}}
+	}
+	deleted := func(status string) Change {
+		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12, Before: &State{Module: "core", Status: status}}}}
+	}
 	edit := func(module, from, to string, authors ...string) Change {
 		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12,
 			Before: &State{Module: module, Status: from, Authors: authors}, After: &State{Module: module, Status: to, Authors: authors}}}}
@@ -165,10 +178,48 @@ transitions:
 			[]outcome{{"status (new) → active", []string{"SIP-13"}, 2, []string{"mia"}}}, nil, nil},
 		{"deprecation by an admin", full, edit("core", "active", "deprecated"), []Review{approve("ada", 1)}, Approved,
 			[]outcome{{"status active → deprecated", []string{"SIP-12"}, 1, []string{"ada"}}}, nil, nil},
-		{"moving a SIP between modules needs a maintainer", full, Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12,
-			Before: &State{Module: "core", Status: "draft"}, After: &State{Module: "safety", Status: "draft"}}}},
-			[]Review{approve("sam", 1)}, Pending, []outcome{{"a SIP moved from module core to safety", []string{"SIP-12"}, 1, nil}}, nil,
-			[]Ignored{{"sam", "not among those who may approve (maintainers)"}}},
+		{"moving a SIP between modules needs both modules' say", full, move("draft", "draft"),
+			[]Review{approve("sam", 1)}, Pending, []outcome{
+				{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, nil},
+				{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"sam"}}}, nil, nil},
+		{"a maintainer moves a SIP alone", full, move("draft", "draft"), []Review{approve("mia", 1)}, Approved, []outcome{
+			{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"mia"}}}, nil, nil},
+		// A move plus a status change needs what each part needs: the new
+		// module's owner, whom the transition names, cannot take the SIP
+		// over alone.
+		{"move plus activation by the new module's owner", ownersActivate, move("draft", "active"), []Review{approve("sam", 1)}, Pending, []outcome{
+			{"status draft → active", []string{"SIP-12"}, 1, []string{"sam"}},
+			{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, nil},
+			{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"sam"}}}, nil, nil},
+		{"move plus activation with a maintainer too", ownersActivate, move("draft", "active"), []Review{approve("sam", 1), approve("mia", 2)}, Approved, []outcome{
+			{"status draft → active", []string{"SIP-12"}, 1, []string{"sam"}},
+			{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"mia", "sam"}}}, nil, nil},
+		// Deleting is deprecating: it needs the deprecation rule's approvers
+		// as well as the maintainers.
+		{"deleting an active SIP with a maintainer", full, deleted("active"), []Review{approve("mia", 1)}, Pending, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP deleted (the registry deprecates it): status active → deprecated", []string{"SIP-12"}, 1, nil}}, nil, nil},
+		{"deleting an active SIP with an admin and a maintainer", full, deleted("active"), []Review{approve("mia", 1), approve("ada", 2)}, Approved, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP deleted (the registry deprecates it): status active → deprecated", []string{"SIP-12"}, 1, []string{"ada"}}}, nil, nil},
+		{"deleting a draft SIP is deprecating it too", full, deleted("draft"), []Review{approve("mia", 1)}, Pending, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP deleted (the registry deprecates it): status draft → deprecated", []string{"SIP-12"}, 1, nil}}, nil, nil},
+		{"deleting a deprecated SIP needs the maintainers only", full, deleted("deprecated"), []Review{approve("mia", 1)}, Approved, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}}}, nil, nil},
+		{"deleting without a deprecation rule needs the maintainers", one, deleted("active"), []Review{approve("mia", 1)}, Approved, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}}}, nil, nil},
+		// A rename is a deletion and an addition: the old path's
+		// deprecation rule applies, and the new file's status.
+		{"rename plus edit", full, Change{SIPs: []SIPChange{
+			{Path: "evaluations/SIP-12.md", Number: 12, Before: &State{Module: "safety", Status: "active"}},
+			{Path: "evaluations/SIP-13.md", Number: 12, After: &State{Module: "safety", Status: "active"}}}},
+			[]Review{approve("sam", 1)}, Pending, []outcome{
+				{"a SIP deleted", []string{"SIP-12"}, 1, nil},
+				{"a SIP deleted (the registry deprecates it): status active → deprecated", []string{"SIP-12"}, 1, nil},
+				{"status (new) → active", []string{"SIP-12"}, 2, nil}}, nil, []Ignored{{"sam", "not among those who may approve (maintainers, admins)"}}},
 		{"no change, nothing needed", one, Change{}, nil, Approved, nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
