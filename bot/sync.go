@@ -226,6 +226,12 @@ func (a *App) installationRepositories(ctx context.Context, e *github.Installati
 func (a *App) addRepositories(ctx context.Context, installation int64, repos []*github.Repository) error {
 	gh := a.gh.installation(installation).client
 	for _, r := range repos {
+		// Read before asking GitHub: a removal processed meanwhile makes
+		// the answer stale, and the write fails rather than undo it.
+		epoch, err := a.store.RepositoryEpoch(ctx)
+		if err != nil {
+			return err
+		}
 		owner, name, _ := strings.Cut(r.GetFullName(), "/")
 		full, resp, err := gh.Repositories.Get(ctx, owner, name)
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
@@ -234,17 +240,17 @@ func (a *App) addRepositories(ctx context.Context, installation int64, repos []*
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.GetFullName(), err)
 		}
-		if err := a.putRepository(ctx, installation, full); err != nil {
+		if err := a.putRepository(ctx, installation, full, epoch); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (a *App) putRepository(ctx context.Context, installation int64, r *github.Repository) error {
+func (a *App) putRepository(ctx context.Context, installation int64, r *github.Repository, epoch int64) error {
 	repo := &inbox.Repository{ID: r.GetID(), InstallationID: installation, FullName: r.GetFullName(),
 		DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), UpdatedAt: a.now()}
-	if err := a.store.PutRepository(ctx, repo); err != nil {
+	if err := a.store.PutRepository(ctx, repo, epoch); err != nil {
 		return err
 	}
 	t := target{Installation: installation, RepoID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(),

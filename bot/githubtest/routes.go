@@ -184,7 +184,7 @@ func (f *Fake) listInstallations(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	ids := []int64{}
 	for _, rp := range f.repos {
-		if !slices.Contains(ids, rp.Installation) {
+		if rp.Installation != 0 && !slices.Contains(ids, rp.Installation) { // 0: not installed
 			ids = append(ids, rp.Installation)
 		}
 	}

@@ -92,10 +92,17 @@ type Store interface {
 	// returns how many it deleted; dead ones stay for inspection.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
 
-	// PutRepository adds or updates a repository (active).
-	PutRepository(ctx context.Context, r *Repository) error
-	// DeactivateRepositories marks repositories inactive: all of an
-	// installation's when ids is empty.
+	// RepositoryEpoch counts the deactivations of repositories so far.
+	// Read it before asking GitHub which repositories an installation
+	// has, and write what GitHub said under it.
+	RepositoryEpoch(ctx context.Context) (int64, error)
+	// PutRepository adds or updates a repository (active), unless any
+	// repository was deactivated since epoch was read: then it writes
+	// nothing and returns registry.ErrConflict, since what GitHub said
+	// may predate the removal.
+	PutRepository(ctx context.Context, r *Repository, epoch int64) error
+	// DeactivateRepositories marks repositories inactive (all of an
+	// installation's when ids is empty) and moves the epoch on.
 	DeactivateRepositories(ctx context.Context, installationID int64, ids []int64, at time.Time) error
 	// Repositories lists the active repositories by name.
 	Repositories(ctx context.Context) ([]*Repository, error)

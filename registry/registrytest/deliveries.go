@@ -285,7 +285,11 @@ func testRepositories(t *testing.T, s inbox.Store) {
 	put := func(r inbox.Repository) {
 		t.Helper()
 		r.UpdatedAt = t0
-		if err := s.PutRepository(ctx, &r); err != nil {
+		epoch, err := s.RepositoryEpoch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutRepository(ctx, &r, epoch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,7 +317,35 @@ func testRepositories(t *testing.T, s inbox.Store) {
 	if len(rs) != 2 || rs[0].FullName != "octo/another" || rs[1].FullName != "octo/sips" {
 		t.Fatalf("after uninstalling 8 and adding 1 back: %+v", rs)
 	}
-	if err := s.PutRepository(ctx, &inbox.Repository{ID: 9, FullName: "no-slash", UpdatedAt: t0}); !errors.Is(err, registry.ErrInvalid) {
+	epoch, err := s.RepositoryEpoch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutRepository(ctx, &inbox.Repository{ID: 9, FullName: "no-slash", UpdatedAt: t0}, epoch); !errors.Is(err, registry.ErrInvalid) {
 		t.Errorf("a repository name without owner: %v, want ErrInvalid", err)
+	}
+
+	// A listing read before a removal cannot bring the repository back:
+	// its epoch is stale once the removal is processed.
+	stale := epoch
+	if err := s.DeactivateRepositories(ctx, 7, []int64{2}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := s.RepositoryEpoch(ctx); now != stale+1 {
+		t.Errorf("epoch after a removal = %d, want %d", now, stale+1)
+	}
+	err = s.PutRepository(ctx, &inbox.Repository{ID: 2, InstallationID: 7, FullName: "octo/sips", UpdatedAt: t0}, stale)
+	if !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("a write under a stale epoch: %v, want ErrConflict", err)
+	}
+	// So is one of another installation (a repository can move between
+	// installations), and a new one.
+	err = s.PutRepository(ctx, &inbox.Repository{ID: 2, InstallationID: 8, FullName: "octo/sips", UpdatedAt: t0}, stale)
+	if !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("the repository under another installation, with a stale epoch: %v, want ErrConflict", err)
+	}
+	rs, _ = s.Repositories(ctx)
+	if len(rs) != 1 || rs[0].FullName != "octo/another" {
+		t.Errorf("after a stale write: %+v, want octo/another only", rs)
 	}
 }
