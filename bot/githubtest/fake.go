@@ -47,6 +47,7 @@ type Fake struct {
 	nextID        int64
 	checkRuns     []*CheckRun
 	comments      []*Comment
+	issues        []*Issue
 	teams         map[string]map[string]string // "org/slug" → login → state
 	roles         map[string]string            // login → role_name on every repository
 	users         map[string]bool              // logins that exist
@@ -80,6 +81,7 @@ type Pull struct {
 	BaseRef          string
 	State            string // open, closed
 	Merged           bool
+	MergedAt         time.Time
 	MergeCommitSHA   string
 	Labels           []string
 	Reviews          []Review
@@ -118,6 +120,17 @@ type Comment struct {
 	Body  string
 	User  string
 	Edits int
+}
+
+// Issue is an issue (not a pull request) of the fake.
+type Issue struct {
+	Number int
+	Repo   string
+	Title  string
+	Body   string
+	State  string // open, closed
+	Labels []string
+	Edits  int
 }
 
 // Delivery is a webhook delivery as GitHub lists it for the App.
@@ -245,7 +258,7 @@ func (f *Fake) Merge(r *Repo, p *Pull) string {
 	defer f.mu.Unlock()
 	r.git.must(f.t, "checkout", "-q", p.BaseRef)
 	r.git.must(f.t, "merge", "-q", "--no-ff", "-m", fmt.Sprintf("Merge pull request #%d", p.Number), p.headSHA)
-	p.State, p.Merged, p.MergeCommitSHA = "closed", true, r.git.head(p.BaseRef)
+	p.State, p.Merged, p.MergeCommitSHA, p.MergedAt = "closed", true, r.git.head(p.BaseRef), time.Now()
 	return p.MergeCommitSHA
 }
 
@@ -480,4 +493,29 @@ func (f *Fake) UserToken(r *Repo) string {
 	defer f.mu.Unlock()
 	tok, _ := f.newToken(r.Installation)
 	return tok
+}
+
+// Issues lists a repository's issues (not pull requests), oldest first.
+func (f *Fake) Issues(r *Repo) []Issue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Issue
+	for _, i := range f.issues {
+		if i.Repo == r.FullName() {
+			out = append(out, *i)
+		}
+	}
+	return out
+}
+
+// CommentAs posts a comment on an issue or pull request as a user (the App
+// posts its own through the API) and returns it.
+func (f *Fake) CommentAs(r *Repo, issue int, user, body string) Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	c := &Comment{ID: f.nextID, Repo: r.FullName(), Issue: issue, Body: body, User: user}
+	f.comments = append(f.comments, c)
+	f.users[strings.ToLower(user)] = true
+	return *c
 }
