@@ -54,7 +54,7 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 	if err != nil {
 		return nil, err
 	}
-	c := checkResult{name: ApprovalCheck, title: d.Title(), summary: d.Explain() + p.Summary()}
+	c := checkResult{name: ApprovalCheck, title: d.Title(), summary: missingFirst(d) + d.Explain() + p.Summary()}
 	switch d.State {
 	case policy.Approved:
 		c.conclusion = "success"
@@ -62,6 +62,20 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 		c.conclusion = "failure"
 	default:
 		c.status = "in_progress"
+	}
+	if d.State != policy.Approved {
+		// An override on record, given at this head, lets it through.
+		os, err := a.overridesOf(ctx, t, head)
+		if err != nil {
+			return nil, err
+		}
+		if len(os) > 0 {
+			o := os[0]
+			c.status, c.conclusion = "", "success"
+			c.title = truncate(fmt.Sprintf("Overridden by @%s: %s", o.By, strings.Join(strings.Fields(o.Reason), " ")), 200)
+			c.summary = fmt.Sprintf("**Overridden** by @%s at %s, because: %s\n\nWithout the override:\n\n%s", o.By,
+				o.At.Format("2006-01-02 15:04 UTC"), quoteLine(o.Reason), c.summary)
+		}
 	}
 	return &d, a.postCheck(ctx, gh, t, head, c)
 }
@@ -275,4 +289,19 @@ func (j *githubJudge) compare(base, head string) (cmp *github.CommitsComparison,
 		return nil, false, fmt.Errorf("comparing %s with %s: %w", short(base), short(head), err)
 	}
 	return cmp, false, nil
+}
+
+// missingFirst leads with what a decision still needs, one line per
+// requirement naming who can satisfy it.
+func missingFirst(d policy.Decision) string {
+	lines := d.MissingLines()
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("**Missing:**\n\n")
+	for _, l := range lines {
+		b.WriteString("- " + l + "\n")
+	}
+	return b.String() + "\n"
 }

@@ -101,10 +101,32 @@ func TestDeletingIsDeprecating(t *testing.T) {
 	}
 }
 
+// overrideMain has an admin override the refused commit on main through
+// the App's issue, as a person would to let it through.
+func (h *harness) overrideMain(commit string) {
+	h.t.Helper()
+	h.waitCheck(commit, bot.VerifyCheck, "completed", "failure")
+	is := h.verificationIssue()
+	eventually(h.t, "the issue names "+short(commit), func() bool {
+		for _, i := range h.gh.Issues(h.repo) {
+			if i.Number == is.Number {
+				return strings.Contains(i.Body, short(commit))
+			}
+		}
+		return false
+	})
+	c, _ := h.say(is.Number, false, "admin", "/sip override merged past its check on purpose")
+	if r := h.replyTo(is.Number, c); !strings.Contains(r, "Override recorded") {
+		h.t.Fatalf("the override was not recorded: %s", r)
+	}
+}
+
 // TestSyncAppliesTrustedIssuers: a SIP whose credential prerequisite names
-// an issuer the policy does not trust, merged past its failing check, is
-// refused by the registry's sync too, which keeps serving the commit
-// before; with the issuer trusted, the same SIP syncs.
+// an issuer the policy does not trust, let onto main past its failing
+// check (here by an admin's override of the refused commit), is refused by
+// the registry's sync too, which keeps serving the commit before; with
+// the issuer trusted, the same SIP syncs. An override lets a commit past
+// the approval policy, never past validation.
 func TestSyncAppliesTrustedIssuers(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
 		h, main0 := governedRepo(t, open, "draft")
@@ -113,6 +135,7 @@ func TestSyncAppliesTrustedIssuers(t *testing.T) {
 		sip13 := siptest.SIP(13, "thirteen", "draft", cred)
 		bad := h.gh.Push(h.repo, "main", map[string]string{sip13.Path: string(sip13.Content)})
 		h.deliver("push", newGUID(), h.pushEvent("main", main0, bad))
+		h.overrideMain(bad)
 		run := h.waitCheck(bad, bot.SyncCheck, "completed", "failure")
 		found := false
 		for _, an := range run.Annotations {
@@ -126,17 +149,20 @@ func TestSyncAppliesTrustedIssuers(t *testing.T) {
 		}
 		trusted := h.gh.Push(h.repo, "main", map[string]string{policy.Path: modulesPolicy + "trusted_issuers: [did:web:evil.example]\n"})
 		h.deliver("push", newGUID(), h.pushEvent("main", bad, trusted))
+		h.overrideMain(trusted)
 		h.waitCheck(trusted, bot.SyncCheck, "completed", "success")
 	})
 }
 
 // TestSyncRefusesAnUnreadablePolicy: a policy on main that cannot be read
-// is not a policy the registry can apply; the commit is not synced.
+// is not a policy the registry can apply; the commit is not synced, even
+// when an override let it past the approval policy.
 func TestSyncRefusesAnUnreadablePolicy(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
 		h, main0 := governedRepo(t, open, "draft")
 		broken := h.gh.Push(h.repo, "main", map[string]string{policy.Path: "rules: {no-such-rule: off}\n"})
 		h.deliver("push", newGUID(), h.pushEvent("main", main0, broken))
+		h.overrideMain(broken)
 		run := h.waitCheck(broken, bot.SyncCheck, "completed", "failure")
 		if !strings.Contains(run.Summary, "no-such-rule") {
 			t.Errorf("the refusal does not say why:\n%s", run.Summary)

@@ -114,6 +114,8 @@ func (a *App) handle(ctx context.Context, d *inbox.Delivery) error {
 		return a.installationChanged(ctx, e)
 	case *github.InstallationRepositoriesEvent:
 		return a.installationRepositories(ctx, e)
+	case *github.IssueCommentEvent:
+		return a.comment(ctx, e)
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ const (
 	// SyncCheck is posted on each commit of the followed default branch:
 	// whether the registry took it.
 	SyncCheck = "SIP registry sync"
+	// VerifyCheck is posted on commits of the followed default branch:
+	// whether the policy, as of the commit's parent, approved it.
+	VerifyCheck = "SIP main verification"
 )
 
 // Limits GitHub puts on what the App writes.

@@ -107,6 +107,42 @@ func (a *App) syncRegistry(ctx context.Context, t target) error {
 	}
 	src.Name = "github " + t.fullName() + "@" + short(src.Commit)
 	gh := a.gh.installation(t.Installation).client
+	// What reaches the default branch is verified, not trusted: each new
+	// commit must have been approved under the policy of its parent. The
+	// registry syncs the newest commit up to which every one was; the
+	// first commit where one was not is reported and syncs nothing.
+	state, err := a.store.SyncState(ctx)
+	if err != nil {
+		return err
+	}
+	if state.CommitSHA == "" {
+		// The first sync trusts the branch as installed: there is no
+		// verified commit to verify from.
+		if err := a.store.PutVerification(ctx, &inbox.Verification{RepoID: t.RepoID, UpdatedAt: a.now()}); err != nil {
+			return err
+		}
+	} else if state.CommitSHA != src.Commit {
+		st, err := a.verifyMain(ctx, gh, t, state.CommitSHA, src.Commit)
+		if err != nil {
+			return err
+		}
+		if err := a.reportMain(ctx, gh, t, st, st.syncable); err != nil {
+			return err
+		}
+		if st.syncable == state.CommitSHA {
+			a.log.Warn("the default branch holds a commit the policy did not approve; the registry stays where it is",
+				"repository", t.fullName(), "commit", st.refused.commit, "serving", state.CommitSHA)
+			return nil
+		}
+		if st.syncable != src.Commit {
+			files, err := gitrev.Commits(ctx, t.CloneURL, token, a.cfg.Dir, st.syncable)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t, err)
+			}
+			src = registry.Source{Files: files[st.syncable], Commit: st.syncable, Dir: src.Dir,
+				Name: "github " + t.fullName() + "@" + short(st.syncable)}
+		}
+	}
 	// The registry applies the policy of the commit it syncs, as the
 	// pull-request check applied it: rule severities, trusted issuers and
 	// sections. A commit whose policy cannot be read is not synced.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -179,6 +180,47 @@ func allNames(reqs []Requirement) []string {
 				out = append(out, n)
 			}
 		}
+	}
+	return out
+}
+
+// Overriders names who may override the policy: its admins.
+func (p *Policy) Overriders() Approvers { return p.admins() }
+
+// MayOverride says whether user may override the policy (let a pull
+// request or a commit through without what it requires, on record with a
+// reason). Bots never may.
+func (p *Policy) MayOverride(j Judge, user string, bot bool) (bool, error) {
+	if bot || user == "" || strings.HasSuffix(user, "[bot]") {
+		return false, nil
+	}
+	return p.admins().includes(j, user)
+}
+
+// Describe lists an approver set's members for people.
+func (a Approvers) Describe() string { return a.describe() }
+
+// MissingLines says what a decision still needs, one line per
+// requirement, each naming who can satisfy it.
+func (d Decision) MissingLines() []string {
+	var out []string
+	if len(d.Blockers) > 0 {
+		out = append(out, "changes requested by "+at(d.Blockers)+": their review blocks until they approve or it is dismissed")
+	}
+	for _, o := range d.Outcomes {
+		n := o.Missing()
+		if n == 0 {
+			continue
+		}
+		var who []string
+		for _, w := range o.Who {
+			who = append(who, w.Name+" ("+w.describe()+")")
+		}
+		noun := "approvals"
+		if n == 1 {
+			noun = "approval"
+		}
+		out = append(out, fmt.Sprintf("%d %s for %s (%s) from %s", n, noun, o.Rule, strings.Join(o.About, ", "), strings.Join(who, " or ")))
 	}
 	return out
 }
