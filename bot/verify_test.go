@@ -256,3 +256,71 @@ func short(sha string) string { return sha[:7] }
 
 // repoID is the fake repository's id.
 func (h *harness) repoID() int64 { return h.repo.ID }
+
+// TestOverrideOnAPullRequest: an admin's `/sip override <reason>` on a pull
+// request turns its approval check green at that head, on record (who,
+// why, when, in the check); merged, it is verified by the same override.
+// A new push needs approvals again. `/sip why` says what blocks; a
+// command from someone without rights changes nothing.
+func TestOverrideOnAPullRequest(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h, main0 := governedRepo(t, open, "draft")
+		sip13 := siptest.SIP(13, "thirteen", "draft")
+		h.gh.Push(h.repo, "add-13", map[string]string{sip13.Path: string(sip13.Content)})
+		pr := h.gh.OpenPull(h.repo, "add-13", "author")
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pr))
+		head := h.gh.HeadSHA(pr)
+		h.waitCheck(head, bot.ValidationCheck, "completed", "success")
+		h.waitCheck(head, bot.ApprovalCheck, "in_progress", "")
+
+		c, _ := h.say(pr.Number, true, "author", "/sip why")
+		if r := h.replyTo(pr.Number, c); !strings.Contains(r, "**SIP approval**: Waiting for 1 approval from maintainers") {
+			t.Errorf("/sip why: %s", r)
+		}
+		c, _ = h.say(pr.Number, true, "author", "/sip override trust me")
+		if r := h.replyTo(pr.Number, c); !strings.Contains(r, "@author may not override") {
+			t.Errorf("override by the author: %s", r)
+		}
+		c, _ = h.say(pr.Number, true, "admin", "/sip override Security fix, reviewed in private")
+		h.replyTo(pr.Number, c)
+		run := h.waitCheck(head, bot.ApprovalCheck, "completed", "success")
+		if !strings.HasPrefix(run.Title, "Overridden by @admin") || !strings.Contains(run.Summary, "Security fix, reviewed in private") {
+			t.Errorf("the overridden approval check: %q\n%s", run.Title, run.Summary)
+		}
+		merged := h.gh.Merge(h.repo, pr)
+		h.deliver("push", newGUID(), h.pushEvent("main", main0, merged))
+		h.waitCheck(merged, bot.VerifyCheck, "completed", "success")
+		h.waitCheck(merged, bot.SyncCheck, "completed", "success")
+
+		// An override covers the head it was given at.
+		sip14 := siptest.SIP(14, "fourteen", "draft")
+		h.gh.Push(h.repo, "add-14", map[string]string{sip14.Path: string(sip14.Content)})
+		pr14 := h.gh.OpenPull(h.repo, "add-14", "author")
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pr14))
+		c, _ = h.say(pr14.Number, true, "admin", "/sip override first version only")
+		h.replyTo(pr14.Number, c)
+		h.waitCheck(h.gh.HeadSHA(pr14), bot.ApprovalCheck, "completed", "success")
+		h.gh.Push(h.repo, "add-14", map[string]string{sip14.Path: string(sip14.Content) + "\nMore.\n"})
+		h.deliver("pull_request", newGUID(), h.pullEvent("synchronize", pr14))
+		h.waitCheck(h.gh.HeadSHA(pr14), bot.ApprovalCheck, "in_progress", "")
+	})
+}
+
+func TestCommandParsing(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		ok   bool
+	}{
+		{"/sip why", true},
+		{"  /sip override  a reason \nmore lines", true},
+		{"/sipwhy", false},
+		{"please /sip why", false},
+		{"> /sip override quoted", false},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			if _, ok := bot.ParseCommand(tc.body); ok != tc.ok {
+				t.Errorf("ParseCommand(%q) ok = %v, want %v", tc.body, ok, tc.ok)
+			}
+		})
+	}
+}
