@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -41,13 +42,7 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 		}
 		return invalid(missing)
 	}
-	reviews, err := a.reviews(ctx, gh, t)
-	if err != nil {
-		return nil, err
-	}
-	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, base: pr.GetBase().GetRef(), dir: a.cfg.Dir,
-		updates: p.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
-	d, err := policy.Decide(p.Requirements(change), pr.GetUser().GetLogin(), reviews, j)
+	d, err := a.decide(ctx, gh, t, pr, change, p, pr.GetBase().GetRef(), time.Time{})
 	if errors.As(err, &bad) {
 		return invalid(bad)
 	}
@@ -78,6 +73,70 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 		}
 	}
 	return &d, a.postCheck(ctx, gh, t, head, c)
+}
+
+// decide applies the policy to a pull request: what its change needs and
+// what its author needs (an agent's sponsor), its reviews (submitted up
+// to until, when set; agents' approvals marked), and the rules no
+// approval satisfies (an agent's disclosure, first-time contributors'
+// open pull requests).
+func (a *App) decide(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change, p *policy.Policy,
+	base string, until time.Time) (policy.Decision, error) {
+	reviews, err := a.reviews(ctx, gh, t)
+	if err != nil {
+		return policy.Decision{}, err
+	}
+	for i := range reviews {
+		reviews[i].Agent = p.IsAgent(reviews[i].User)
+	}
+	if !until.IsZero() {
+		reviews = slices.DeleteFunc(reviews, func(r policy.Review) bool { return r.SubmittedAt.After(until) })
+	}
+	head, author := pr.GetHead().GetSHA(), pr.GetUser().GetLogin()
+	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, base: base, dir: a.cfg.Dir,
+		updates: p.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
+	reqs := append(p.Requirements(change), p.AuthorRequirements(author)...)
+	d, err := policy.Decide(reqs, author, reviews, j)
+	if err != nil {
+		return d, err
+	}
+	if p.IsAgent(author) {
+		c, _, err := gh.Repositories.GetCommit(ctx, t.Owner, t.Name, head, &github.ListOptions{PerPage: 1})
+		if err != nil {
+			return d, fmt.Errorf("%s: reading commit %s: %w", t, short(head), err)
+		}
+		if !policy.Discloses(p.Disclosure(), pr.GetBody(), c.GetCommit().GetMessage()) {
+			d.Block(fmt.Sprintf("@%s is an agent: its pull request needs a `%s: <agent and model>` line in the description or the head commit's message (the author adds it)",
+				author, p.Disclosure()))
+		}
+	}
+	if n := p.FirstTimeOpenPulls; n > 0 && firstTimer(pr.GetAuthorAssociation()) && until.IsZero() {
+		open, err := a.openPulls(ctx, gh, t)
+		if err != nil {
+			return d, err
+		}
+		earlier := 0
+		for _, o := range open {
+			if strings.EqualFold(o.GetUser().GetLogin(), author) && o.GetNumber() <= pr.GetNumber() {
+				earlier++
+			}
+		}
+		if earlier > n {
+			d.Block(fmt.Sprintf("@%s is a first-time contributor with %d open pull requests, and may have %d open at once: this one waits until earlier ones close (a maintainer may override)",
+				author, earlier, n))
+		}
+	}
+	return d, nil
+}
+
+// firstTimer says whether an author association is a first-time
+// contributor's.
+func firstTimer(association string) bool {
+	switch association {
+	case "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "NONE":
+		return true
+	}
+	return false
 }
 
 // policyError is an approval policy that cannot be used: a file that

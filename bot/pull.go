@@ -90,9 +90,12 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
-	// The policy on the default branch sets rule severities and sections;
-	// an unreadable one leaves the defaults here and fails the approval.
-	pol, polErr := a.policy(ctx, gh, t)
+	// The policy in force sets rule severities and sections; an unreadable
+	// one leaves the defaults here and fails the approval. For the
+	// registry's repository it is the policy of the commit the registry
+	// serves: a policy change merged without its approvals is not in
+	// force until it is verified.
+	pol, _, polErr := a.trustedPolicy(ctx, gh, t)
 	var bad *policyError
 	if polErr != nil && !errors.As(polErr, &bad) {
 		return polErr

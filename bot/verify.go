@@ -48,7 +48,9 @@ type mainState struct {
 
 // verifyMain verifies each commit of the default branch after from, up to
 // head, first parent only: would the policy as of the commit's parent
-// have approved it at merge time? A refused commit stays refused until
+// have approved it at merge time? While a refused commit stands, later
+// commits are judged by the policy of the last verified commit, so an
+// unapproved policy change cannot approve what follows it. A refused commit stays refused until
 // an override names it or a later commit puts back every governed file it
 // changed; commits after it are verified in their own right but are not
 // syncable while it stands, since their trees contain its change.
@@ -141,7 +143,8 @@ func (a *App) unchanged(ctx context.Context, gh *github.Client, t target, from, 
 }
 
 // judgeCommit decides one commit of the default branch against the policy
-// of its parent: nil when approved (it changes no governed file, puts
+// in force (its parent's, or while a refusal stands, the last verified
+// commit's): nil when approved (it changes no governed file, puts
 // governed files back as the last syncable commit has them, was merged
 // from a pull request with the approvals present and not stale and the
 // validation check green, or an override names it or its pull request).
@@ -178,10 +181,13 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 	}
 	gp := t
 	gp.Number = pr.GetNumber()
-	pol, err := a.policyAt(ctx, gh, t, parent)
+	// The policy in force is that of the last verified commit: the
+	// parent's, unless a refusal stands, whose policy change (if it made
+	// one) must not judge what came after it.
+	pol, err := a.policyAt(ctx, gh, t, syncable)
 	var bad *policyError
 	if errors.As(err, &bad) {
-		v.missing = []string{fmt.Sprintf("`%s` at %s, the policy it merged under, cannot be used: %s", policy.Path, short(parent), bad)}
+		v.missing = []string{fmt.Sprintf("`%s` at %s, the policy in force, cannot be used: %s", policy.Path, short(syncable), bad)}
 		return v, false, nil
 	}
 	if err != nil {
@@ -206,18 +212,9 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 		}
 	}
 	change := policy.ChangeOf(a.cfg.Dir, touched, a.docs.parse(files[parent]), a.docs.parse(files[commit]))
-	reviews, err := a.reviews(ctx, gh, gp)
-	if err != nil {
-		return nil, false, err
-	}
-	if merged := pr.GetMergedAt().Time; !merged.IsZero() {
-		reviews = slices.DeleteFunc(reviews, func(r policy.Review) bool { return r.SubmittedAt.After(merged) })
-	}
-	j := &githubJudge{ctx: ctx, gh: gh, t: gp, head: pr.GetHead().GetSHA(), base: parent, dir: a.cfg.Dir,
-		updates: pol.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
-	d, err := policy.Decide(pol.Requirements(change), pr.GetUser().GetLogin(), reviews, j)
+	d, err := a.decide(ctx, gh, gp, pr, change, pol, parent, pr.GetMergedAt().Time)
 	if errors.As(err, &bad) {
-		v.missing = []string{fmt.Sprintf("`%s` at %s cannot be used: %s", policy.Path, short(parent), bad)}
+		v.missing = []string{fmt.Sprintf("`%s` at %s cannot be used: %s", policy.Path, short(syncable), bad)}
 		return v, false, nil
 	}
 	if err != nil {

@@ -200,15 +200,19 @@ func TestPolicyChangeMergedWithoutApprovalIsNotTrusted(t *testing.T) {
 			t.Errorf("the author overrode under their own unverified policy: %s", r)
 		}
 
-		// Under the new policy, the author's approval would count: a SIP
-		// merged with it alone is not synced while the refusal stands.
+		// Under the new policy, the author's approval would count; it is
+		// not in force, so it does not, and a SIP merged with it alone is
+		// not synced while the refusal stands.
 		sip13 := siptest.SIP(13, "thirteen", "draft")
 		h.gh.Push(h.repo, "add-13", map[string]string{sip13.Path: string(sip13.Content)})
 		pr13 := h.gh.OpenPull(h.repo, "add-13", "mallory")
 		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pr13))
 		h.waitCheck(h.gh.HeadSHA(pr13), bot.ValidationCheck, "completed", "success")
 		h.approveBy(pr13, "author")
-		h.waitCheck(h.gh.HeadSHA(pr13), bot.ApprovalCheck, "completed", "success")
+		eventually(t, "the author's approval not counted", func() bool {
+			r := h.latest(h.gh.HeadSHA(pr13), bot.ApprovalCheck)
+			return r != nil && r.Status == "in_progress" && strings.Contains(r.Summary, "@author: not among those who may approve")
+		})
 		merged13 := h.gh.Merge(h.repo, pr13)
 		push := newGUID()
 		h.deliver("push", push, h.pushEvent("main", merged, merged13))
@@ -217,11 +221,25 @@ func TestPolicyChangeMergedWithoutApprovalIsNotTrusted(t *testing.T) {
 			t.Errorf("the registry serves %s, want %s", st.CommitSHA, main0)
 		}
 
-		// Putting the policy back resolves it: the registry syncs.
+		// Putting the policy back resolves its refusal; the SIP merged
+		// under it with the author's approval alone is still refused (the
+		// policy in force judged it), until an admin lets it through.
 		h.gh.Push(h.repo, "restore", map[string]string{policy.Path: modulesPolicy})
 		back := h.gh.OpenPull(h.repo, "restore", "maintainer")
 		restored := h.gh.Merge(h.repo, back)
 		h.deliver("push", newGUID(), h.pushEvent("main", merged13, restored))
+		eventually(t, "the issue names the SIP merged under the unapproved policy", func() bool {
+			for _, i := range h.gh.Issues(h.repo) {
+				if i.Number == is.Number {
+					return strings.Contains(i.Body, short(merged13)) && strings.Contains(i.Body, "1 approval for a new SIP")
+				}
+			}
+			return false
+		})
+		if st, _ := h.store.SyncState(ctx); st.CommitSHA != main0 {
+			t.Errorf("the registry serves %s, want %s", st.CommitSHA, main0)
+		}
+		h.overrideMain(merged13)
 		eventually(t, "the registry at the restored commit", func() bool {
 			st, err := h.store.SyncState(ctx)
 			return err == nil && st.CommitSHA == restored

@@ -86,6 +86,8 @@ type Pull struct {
 	Labels           []string
 	Reviews          []Review
 	headSHA, baseSHA string
+	body             string
+	association      string
 }
 
 // Review is a pull-request review.
@@ -518,4 +520,13 @@ func (f *Fake) CommentAs(r *Repo, issue int, user, body string) Comment {
 	f.comments = append(f.comments, c)
 	f.users[strings.ToLower(user)] = true
 	return *c
+}
+
+// SetPull sets a pull request's description and its author's association
+// with the repository (CONTRIBUTOR when empty; FIRST_TIME_CONTRIBUTOR for
+// a newcomer).
+func (f *Fake) SetPull(p *Pull, body, association string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p.body, p.association = body, association
 }

@@ -265,6 +265,7 @@ func (f *Fake) pullJSON(rp *Repo, p *Pull) map[string]any {
 		mergedAt = p.MergedAt.UTC().Format(time.RFC3339Nano)
 	}
 	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "draft": false, "merged_at": mergedAt,
+		"body": p.body, "author_association": cmp.Or(p.association, "CONTRIBUTOR"),
 		"user":   map[string]any{"login": p.Author, "type": "User"},
 		"head":   map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(rp)},
 		"base":   map[string]any{"ref": p.BaseRef, "sha": rp.git.head(p.BaseRef), "repo": f.repoJSON(rp)},
@@ -675,7 +676,8 @@ func (f *Fake) getCommit(w http.ResponseWriter, r *http.Request, rp *Repo) {
 	for _, p := range shas[1:] {
 		parents = append(parents, map[string]any{"sha": p})
 	}
-	writeJSON(w, 200, map[string]any{"sha": shas[0], "parents": parents})
+	msg, _ := rp.git.git("log", "-1", "--format=%B", shas[0])
+	writeJSON(w, 200, map[string]any{"sha": shas[0], "parents": parents, "commit": map[string]any{"message": msg}})
 }
 
 func (f *Fake) issueJSON(i *Issue) map[string]any {

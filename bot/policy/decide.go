@@ -12,6 +12,7 @@ import (
 type Review struct {
 	User        string
 	Bot         bool
+	Agent       bool // an agent's account under the policy
 	State       string // approved, changes_requested, commented, dismissed (lower case)
 	CommitID    string
 	SubmittedAt time.Time
@@ -50,6 +51,16 @@ type Decision struct {
 	Outcomes []Outcome
 	Blockers []string // reviewers who may approve and requested changes
 	Ignored  []Ignored
+	// Unmet are rules about the pull request itself that no approval
+	// satisfies (an agent's missing disclosure, too many open pull
+	// requests): any blocks it.
+	Unmet []string
+}
+
+// Block adds an unmet rule: the decision is blocked.
+func (d *Decision) Block(reason string) {
+	d.Unmet = append(d.Unmet, reason)
+	d.State = Blocked
 }
 
 // Ignored is a review that did not count, and why.
@@ -93,8 +104,11 @@ func Decide(reqs []Requirement, author string, reviews []Review, j Judge) (Decis
 			continue
 		}
 		switch {
-		case r.Bot:
-			d.Ignored = append(d.Ignored, Ignored{r.User, "bots do not count"})
+		case r.Bot || strings.HasSuffix(r.User, "[bot]"):
+			d.Ignored = append(d.Ignored, Ignored{r.User, "bots and Apps do not count"})
+			continue
+		case r.Agent:
+			d.Ignored = append(d.Ignored, Ignored{r.User, "agents' approvals do not count"})
 			continue
 		case strings.EqualFold(r.User, author):
 			d.Ignored = append(d.Ignored, Ignored{r.User, "the pull request's author's own review does not count"})
@@ -203,7 +217,7 @@ func (a Approvers) Describe() string { return a.describe() }
 // MissingLines says what a decision still needs, one line per
 // requirement, each naming who can satisfy it.
 func (d Decision) MissingLines() []string {
-	var out []string
+	out := append([]string(nil), d.Unmet...)
 	if len(d.Blockers) > 0 {
 		out = append(out, "changes requested by "+at(d.Blockers)+": their review blocks until they approve or it is dismissed")
 	}

@@ -127,7 +127,11 @@ transitions:
 		{"a non-maintainer approves", one, sips, []Review{approve("nia", 1)}, Pending, sipRule, nil,
 			[]Ignored{{"nia", "not among those who may approve (maintainers)"}}},
 		{"a bot approves", one, sips, []Review{{User: "helper[bot]", Bot: true, State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Pending, sipRule, nil, []Ignored{{"helper[bot]", "bots do not count"}}},
+			Pending, sipRule, nil, []Ignored{{"helper[bot]", "bots and Apps do not count"}}},
+		{"an App's approval without the bot flag", one, sips, []Review{approve("renovate[bot]", 1)},
+			Pending, sipRule, nil, []Ignored{{"renovate[bot]", "bots and Apps do not count"}}},
+		{"an agent's approval", one, sips, []Review{{User: "mia", Agent: true, State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Pending, sipRule, nil, []Ignored{{"mia", "agents' approvals do not count"}}},
 		{"stale approval", one, sips, []Review{{User: "mia", State: "approved", CommitID: "old", SubmittedAt: at(1)}},
 			Pending, sipRule, nil, []Ignored{{"mia", StaleReason}}},
 		{"a comment after an approval keeps it", one, sips, []Review{approve("mia", 1),
@@ -275,5 +279,61 @@ func TestHandles(t *testing.T) {
 				t.Errorf("Handles(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAgentRules: an agent's pull request needs a human sponsor besides
+// what its change needs; the disclosure trailer is found in either text.
+func TestAgentRules(t *testing.T) {
+	p := mustParse(t, "maintainers:\n  teams: [octo/editors]\nagents:\n  accounts: [devin-bot, Copilot]\n  sponsors: {users: [sam]}\n")
+	j := fakeJudge{teams: map[string][]string{"octo/editors": {"mia"}}}
+	if !p.IsAgent("copilot") || p.IsAgent("mia") {
+		t.Errorf("IsAgent: copilot %v, mia %v", p.IsAgent("copilot"), p.IsAgent("mia"))
+	}
+	reqs := append(p.Requirements(Change{SIPs: []SIPChange{{Path: "evaluations/SIP-3.md", Number: 3,
+		Before: &State{Module: "core", Status: "draft"}, After: &State{Module: "core", Status: "draft"}}}}), p.AuthorRequirements("devin-bot")...)
+	for _, tc := range []struct {
+		name    string
+		reviews []string
+		want    string
+	}{
+		{"a maintainer alone", []string{"mia"}, Pending},
+		{"the sponsor alone", []string{"sam"}, Pending},
+		{"a maintainer and the sponsor", []string{"mia", "sam"}, Approved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rs []Review
+			for _, u := range tc.reviews {
+				rs = append(rs, Review{User: u, State: "approved", CommitID: "head"})
+			}
+			d, err := Decide(reqs, "devin-bot", rs, j)
+			if err != nil || d.State != tc.want {
+				t.Errorf("state = %s, %v; want %s (%+v)", d.State, err, tc.want, d.Outcomes)
+			}
+		})
+	}
+	if got := p.AuthorRequirements("mia"); got != nil {
+		t.Errorf("a human's pull request: %+v, want none", got)
+	}
+	if p.Disclosure() != DefaultDisclosure {
+		t.Errorf("disclosure = %q", p.Disclosure())
+	}
+	for _, tc := range []struct {
+		texts []string
+		want  bool
+	}{
+		{[]string{"Adds SIP-3.\n\nAssisted-by: Devin (model x)"}, true},
+		{[]string{"", "fix\n\nassisted-by:  Claude"}, true},
+		{[]string{"Assisted-by:"}, false},
+		{[]string{"I was assisted by nobody"}, false},
+	} {
+		if got := Discloses(p.Disclosure(), tc.texts...); got != tc.want {
+			t.Errorf("Discloses(%q) = %v, want %v", tc.texts, got, tc.want)
+		}
+	}
+	d := Decision{State: Approved}
+	d.Block("no disclosure")
+	if d.State != Blocked || d.Title() != "Blocked: no disclosure" || d.MissingLines()[0] != "no disclosure" {
+		t.Errorf("blocked decision: %+v %q", d, d.Title())
 	}
 }

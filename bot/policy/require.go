@@ -265,3 +265,16 @@ func roleNames(roles []string) []string {
 	}
 	return out
 }
+
+// AuthorRequirements are what a pull request needs because of who wrote
+// it: an agent's needs a human sponsor's approval.
+func (p *Policy) AuthorRequirements(author string) []Requirement {
+	if !p.IsAgent(author) {
+		return nil
+	}
+	who := Approvers{Name: "sponsors", Group: p.Expand(p.Agents.Sponsors)}
+	if p.Agents.Sponsors.Empty() {
+		who = p.maintainers()
+	}
+	return []Requirement{{Rule: "a pull request by an agent: a human sponsor", About: []string{"@" + author}, Count: 1, Who: []Approvers{who}}}
+}
