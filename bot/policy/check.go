@@ -31,7 +31,7 @@ var severities = []string{"error", "warning", "off"}
 var (
 	trailer = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,62}$`)
 	login   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?$`)
-	slug  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	slug    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
 // check finds everything wrong with a decoded policy, each at its line.

@@ -12,7 +12,7 @@ import (
 type Review struct {
 	User        string
 	Bot         bool
-	Agent       bool // an agent's account under the policy
+	Agent       bool   // an agent's account under the policy
 	State       string // approved, changes_requested, commented, dismissed (lower case)
 	CommitID    string
 	SubmittedAt time.Time
