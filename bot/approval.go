@@ -16,11 +16,13 @@ import (
 	"github.com/sipregistry/sip/registry"
 )
 
-// approve applies the repository's approval policy (read from the default
-// branch, never from the pull request) to what the pull request changes
-// and posts the "SIP approval" check run: in progress while approvals are
-// missing, failure when a reviewer who may approve asked for changes or
-// the policy file is invalid, success once every rule that applies is met.
+// approve applies the repository's approval policy (the policy in force:
+// never the pull request's own) to what the pull request changes and
+// posts the "SIP approval" check run: in progress while approvals are
+// missing, failure when a reviewer who may approve asked for changes, a
+// rule no approval satisfies is unmet, or the policy file is invalid,
+// success once every rule that applies is met or an admin's override at
+// this head is on record.
 func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change,
 	p *policy.Policy, err error) (*policy.Decision, error) {
 	head := pr.GetHead().GetSHA()
@@ -144,12 +146,6 @@ func firstTimer(association string) bool {
 type policyError struct{ err error }
 
 func (e *policyError) Error() string { return e.err.Error() }
-
-// policy reads .github/sip.yml from the default branch (defaults when
-// there is none).
-func (a *App) policy(ctx context.Context, gh *github.Client, t target) (*policy.Policy, error) {
-	return a.policyAt(ctx, gh, t, t.DefaultBranch)
-}
 
 // policyAt reads .github/sip.yml at a ref (defaults when there is none).
 func (a *App) policyAt(ctx context.Context, gh *github.Client, t target, ref string) (*policy.Policy, error) {

@@ -102,7 +102,7 @@ func (a *App) override(ctx context.Context, gh *github.Client, t target, number 
 		return reply(fmt.Sprintf("@%s may not override the policy: only %s (%s) may, under `%s` at %s.", user, o.Name, o.Describe(), policy.Path, short(ref)))
 	}
 	var subject string
-	next := func() error { return nil }
+	var next func() error
 	if isPull {
 		pr, _, err := gh.PullRequests.Get(ctx, t.Owner, t.Name, number)
 		if err != nil {

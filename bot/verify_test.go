@@ -127,6 +127,7 @@ func TestDirectPushToMainIsNotSynced(t *testing.T) {
 		edited := h.gh.CommentAs(h.repo, is.Number, "admin", "/sip override sneaked in by an edit")
 		guid := newGUID()
 		h.deliver("issue_comment", guid, h.commentEvent("edited", is.Number, false, edited))
+		h.done(ctx, guid)
 		botComment := h.gh.CommentAs(h.repo, is.Number, "helper[bot]", "/sip override a bot says so")
 		botGUID := newGUID()
 		h.deliver("issue_comment", botGUID, h.commentEvent("created", is.Number, false, botComment))
@@ -136,7 +137,7 @@ func TestDirectPushToMainIsNotSynced(t *testing.T) {
 		}
 
 		// An admin overrides, with a reason: recorded, synced, resolved.
-		c, guid = h.say(is.Number, false, "admin", "/sip override Hotfix agreed on the maintainers' call")
+		c, _ = h.say(is.Number, false, "admin", "/sip override Hotfix agreed on the maintainers' call")
 		if r := h.replyTo(is.Number, c); !strings.Contains(r, "Override recorded: @admin let commit "+short(pushed)) {
 			t.Errorf("answer to the admin: %s", r)
 		}
