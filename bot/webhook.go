@@ -35,6 +35,7 @@ var handled = map[string]map[string]bool{
 	// Commands (/sip ...) are read from new comments only: an edited
 	// comment is not a command.
 	"issue_comment": {"created": true},
+	"merge_group":   {"checks_requested": true},
 }
 
 // envelope is the part of a payload the intake reads to decide whether to
@@ -91,6 +92,8 @@ func (e *envelope) key(event string) string {
 		}
 	case "push":
 		return fmt.Sprintf("repo:%d/push", repo)
+	case "merge_group":
+		return fmt.Sprintf("repo:%d/merge_group", repo)
 	case "issue_comment":
 		// A command on a pull request is serialised with its checks; one
 		// on an issue (an override of a refused commit) with the syncs.

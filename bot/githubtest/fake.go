@@ -530,3 +530,17 @@ func (f *Fake) SetPull(p *Pull, body, association string) {
 	defer f.mu.Unlock()
 	p.body, p.association = body, association
 }
+
+// MergeGroup builds a merge queue's group for a pull request: a branch
+// gh-readonly-queue/<base>/pr-<n>-<base sha> holding the base branch with
+// the pull request merged. It returns the group's commit, its base commit
+// and its full ref.
+func (f *Fake) MergeGroup(r *Repo, p *Pull) (head, base, ref string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	base = r.git.head(p.BaseRef)
+	branch := fmt.Sprintf("gh-readonly-queue/%s/pr-%d-%s", p.BaseRef, p.Number, base)
+	r.git.must(f.t, "checkout", "-q", "-B", branch, base)
+	r.git.must(f.t, "merge", "-q", "--no-ff", "-m", fmt.Sprintf("Merge pull request #%d into the queue", p.Number), p.headSHA)
+	return r.git.head(branch), base, "refs/heads/" + branch
+}
