@@ -2,6 +2,8 @@ package bot_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,6 +115,15 @@ func TestDirectPushToMainIsNotSynced(t *testing.T) {
 		if d := h.app.ReadyDetails(ctx); !strings.Contains(d["github_main"], "refused commit "+short(pushed)) {
 			t.Errorf("readiness details = %v", d)
 		}
+		resp, err := http.Get(h.srv.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(ready), `"github_main":"refused commit `+short(pushed)) {
+			t.Errorf("/readyz = %s", ready)
+		}
 
 		// Bad input: someone without rights; an admin without a reason; an
 		// edited comment; a bot.
@@ -127,7 +138,9 @@ func TestDirectPushToMainIsNotSynced(t *testing.T) {
 		edited := h.gh.CommentAs(h.repo, is.Number, "admin", "/sip override sneaked in by an edit")
 		guid := newGUID()
 		h.deliver("issue_comment", guid, h.commentEvent("edited", is.Number, false, edited))
-		h.done(ctx, guid)
+		if _, err := h.store.Delivery(ctx, guid); err == nil {
+			t.Errorf("an edited comment was queued; it is dropped at the door")
+		}
 		botComment := h.gh.CommentAs(h.repo, is.Number, "helper[bot]", "/sip override a bot says so")
 		botGUID := newGUID()
 		h.deliver("issue_comment", botGUID, h.commentEvent("created", is.Number, false, botComment))
