@@ -22,6 +22,7 @@ type botMetrics struct {
 	refused    prometheus.Gauge
 	unverified prometheus.Gauge
 	overrides  prometheus.Counter
+	autoMerges prometheus.Counter
 	inbox      *inboxCollector
 }
 
@@ -52,13 +53,16 @@ func newBotMetrics(store inbox.Store) *botMetrics {
 		overrides: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sip_github_overrides_total", Help: "Overrides of the policy recorded (/sip override), on pull requests and on refused commits.",
 		}),
+		autoMerges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sip_github_auto_merges_total", Help: "Safe edits (auto_merge) the App merged.",
+		}),
 	}
 	m.inbox = &inboxCollector{store: store}
 	return m
 }
 
 func (m *botMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.refused, m.unverified, m.overrides, m.inbox}
+	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.refused, m.unverified, m.overrides, m.autoMerges, m.inbox}
 }
 
 func (m *botMetrics) webhook(event, outcome string) { m.webhooks.WithLabelValues(event, outcome).Inc() }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -145,6 +146,7 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+p+"/pulls/{n}", repo(f.getPull))
 	mux.HandleFunc("GET "+p+"/pulls/{n}/files", repo(f.pullFiles))
 	mux.HandleFunc("GET "+p+"/pulls/{n}/reviews", repo(f.pullReviews))
+	mux.HandleFunc("PUT "+p+"/pulls/{n}/merge", repo(f.mergePull))
 	mux.HandleFunc("GET "+p+"/compare/{basehead}", repo(f.compareCommits))
 	mux.HandleFunc("GET "+p+"/contents/{path...}", repo(f.getContents))
 	mux.HandleFunc("GET "+p+"/collaborators/{user}/permission", repo(f.permission))
@@ -756,4 +758,29 @@ func (f *Fake) editIssue(w http.ResponseWriter, r *http.Request, rp *Repo) {
 		}
 	}
 	writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+// mergePull merges a pull request as GitHub's API does: 409 when the head
+// is not the sha given, 405 when it is not open.
+func (f *Fake) mergePull(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	p := f.pull(w, r, rp)
+	if p == nil {
+		return
+	}
+	var req struct {
+		SHA string `json:"sha"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	switch {
+	case p.State != "open":
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "Pull Request is not mergeable"})
+		return
+	case req.SHA != "" && req.SHA != p.headSHA:
+		writeJSON(w, http.StatusConflict, map[string]string{"message": "Head branch was modified. Review and try the merge again."})
+		return
+	}
+	rp.git.must(f.t, "checkout", "-q", p.BaseRef)
+	rp.git.must(f.t, "merge", "-q", "--no-ff", "-m", fmt.Sprintf("Merge pull request #%d", p.Number), p.headSHA)
+	p.State, p.Merged, p.MergeCommitSHA, p.MergedAt = "closed", true, rp.git.head(p.BaseRef), time.Now()
+	writeJSON(w, 200, map[string]any{"sha": p.MergeCommitSHA, "merged": true, "message": "Pull Request successfully merged"})
 }

@@ -14,7 +14,7 @@ import (
 // keys are every key the policy language has, for "did you mean".
 var keys = []string{"maintainers", "admins", "required_approvals", "aliases", "modules", "authors_approve",
 	"transitions", "ignore_update_merges", "rules", "sections", "trusted_issuers", "users", "teams", "owners", "from", "to", "approvals", "by",
-	"agents", "accounts", "sponsors", "disclosure", "first_time_open_pulls"}
+	"agents", "accounts", "sponsors", "disclosure", "first_time_open_pulls", "auto_merge"}
 
 func suggestKey(k string) string { return registry.Suggest(k, keys) }
 

@@ -337,3 +337,36 @@ func TestAgentRules(t *testing.T) {
 		t.Errorf("blocked decision: %+v %q", d, d.Title())
 	}
 }
+
+func TestSafeEdit(t *testing.T) {
+	p := mustParse(t, "auto_merge: true\nagents: {accounts: [bot-writer]}\n")
+	draft := func(before, after *State) Change {
+		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-3.md", Number: 3, Before: before, After: after}}}
+	}
+	mine := &State{Module: "core", Status: "draft", Authors: []string{"ada", "bot-writer"}}
+	for _, tc := range []struct {
+		name   string
+		policy *Policy
+		change Change
+		author string
+		want   bool
+	}{
+		{"an author edits their draft", p, draft(mine, mine), "Ada", true},
+		{"without auto_merge", mustParse(t, ""), draft(mine, mine), "ada", false},
+		{"someone else edits it", p, draft(mine, mine), "eve", false},
+		{"an author activates it", p, draft(mine, &State{Module: "core", Status: "active"}), "ada", false},
+		{"an author moves it", p, draft(mine, &State{Module: "safety", Status: "draft"}), "ada", false},
+		{"an author edits an active SIP", p, draft(&State{Module: "core", Status: "active", Authors: []string{"ada"}}, &State{Module: "core", Status: "active"}), "ada", false},
+		{"an author deletes it", p, draft(mine, nil), "ada", false},
+		{"a new draft", p, draft(nil, mine), "ada", false},
+		{"and the policy too", p, Change{SIPs: draft(mine, mine).SIPs, Governance: []string{Path}}, "ada", false},
+		{"and another file", p, Change{SIPs: draft(mine, mine).SIPs, Other: []string{"evaluations/x.md"}}, "ada", false},
+		{"an agent among the authors", p, draft(mine, mine), "bot-writer", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.policy.SafeEdit(tc.change, tc.author); got != tc.want {
+				t.Errorf("SafeEdit = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -95,6 +95,9 @@ func (p *Policy) Summary() string {
 		extra = append(extra, fmt.Sprintf("the agents %s may author pull requests, which need the approval of %s, a human, and a `%s:` line "+
 			"in the description or the head commit's message; an agent's approval never counts", at(p.Agents.Accounts), sponsors, p.Disclosure()))
 	}
+	if p.AutoMerge {
+		extra = append(extra, "an author of a draft SIP editing only that draft (which stays a draft) needs no approval, and the App merges the pull request once every check is green")
+	}
 	if p.FirstTimeOpenPulls > 0 {
 		extra = append(extra, fmt.Sprintf("a first-time contributor may have at most %d open pull requests at once", p.FirstTimeOpenPulls))
 	}

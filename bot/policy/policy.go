@@ -172,6 +172,10 @@ type Policy struct {
 	// first-time contributor may have open at once: beyond it, each of
 	// their pull requests is blocked until others close.
 	FirstTimeOpenPulls int `yaml:"first_time_open_pulls"`
+	// AutoMerge lets the App merge safe edits by itself: an author of a
+	// draft SIP (named in it on the default branch) editing only that
+	// draft, which stays a draft in its module, with every check green.
+	AutoMerge bool `yaml:"auto_merge"`
 
 	root *yaml.Node
 }

@@ -278,3 +278,20 @@ func (p *Policy) AuthorRequirements(author string) []Requirement {
 	}
 	return []Requirement{{Rule: "a pull request by an agent: a human sponsor", About: []string{"@" + author}, Count: 1, Who: []Approvers{who}}}
 }
+
+// SafeEdit says whether a change by author is a safe edit the policy lets
+// through without approvals (auto_merge): it changes exactly one SIP and
+// nothing else the policy governs, the SIP is a draft on the base branch
+// and stays a draft in the same module, and author is one of the authors
+// its author field names on the base branch. An agent's edit never is.
+func (p *Policy) SafeEdit(c Change, author string) bool {
+	if !p.AutoMerge || p.IsAgent(author) || len(c.SIPs) != 1 || len(c.Other)+len(c.Governance) > 0 {
+		return false
+	}
+	s := c.SIPs[0]
+	draft := string(registry.StatusDraft)
+	if s.Before == nil || s.After == nil || s.Before.Status != draft || s.After.Status != draft || s.Before.Module != s.After.Module {
+		return false
+	}
+	return slices.ContainsFunc(s.Before.Authors, func(a string) bool { return strings.EqualFold(a, author) })
+}
