@@ -97,13 +97,7 @@ func (a *App) decide(ctx context.Context, gh *github.Client, t target, pr *githu
 	head, author := pr.GetHead().GetSHA(), pr.GetUser().GetLogin()
 	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, base: base, dir: a.cfg.Dir,
 		updates: p.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
-	reqs := append(p.Requirements(change), p.AuthorRequirements(author)...)
-	if p.SafeEdit(change, author) {
-		// No approval needed; a request for changes by anyone who may
-		// approve still blocks.
-		reqs = []policy.Requirement{{Rule: "a safe edit (auto_merge): an author of the draft editing only it", About: []string{change.SIPs[0].Name()},
-			Count: 0, Who: reqs[0].Who}}
-	}
+	reqs := p.RequirementsFor(change, author)
 	d, err := policy.Decide(reqs, author, reviews, j)
 	if err != nil {
 		return d, err

@@ -295,3 +295,15 @@ func (p *Policy) SafeEdit(c Change, author string) bool {
 	}
 	return slices.ContainsFunc(s.Before.Authors, func(a string) bool { return strings.EqualFold(a, author) })
 }
+
+// RequirementsFor is what a pull request by author that makes change
+// needs: the change's requirements and its author's, or, for a safe edit
+// (auto_merge), none but that nobody who may approve objects.
+func (p *Policy) RequirementsFor(c Change, author string) []Requirement {
+	reqs := append(p.Requirements(c), p.AuthorRequirements(author)...)
+	if p.SafeEdit(c, author) {
+		return []Requirement{{Rule: "a safe edit (auto_merge): an author of the draft editing only it", About: []string{c.SIPs[0].Name()},
+			Count: 0, Who: reqs[0].Who}}
+	}
+	return reqs
+}
