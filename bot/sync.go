@@ -297,7 +297,8 @@ func (a *App) putRepository(ctx context.Context, installation int64, r *github.R
 	return nil
 }
 
-// hasComment says whether a pull request has a comment containing marker.
+// hasComment says whether a pull request or issue has a comment of a bot
+// containing marker.
 func (a *App) hasComment(ctx context.Context, gh *github.Client, t target, number int, marker string) (bool, error) {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -306,7 +307,8 @@ func (a *App) hasComment(ctx context.Context, gh *github.Client, t target, numbe
 			return false, fmt.Errorf("%s#%d: listing comments: %w", t.fullName(), number, err)
 		}
 		for _, c := range cs {
-			if strings.Contains(c.GetBody(), marker) {
+			// Only a bot's (the App's) counts: anyone may write the marker.
+			if c.GetUser().GetType() == "Bot" && strings.Contains(c.GetBody(), marker) {
 				return true, nil
 			}
 		}

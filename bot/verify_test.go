@@ -125,9 +125,10 @@ func TestDirectPushToMainIsNotSynced(t *testing.T) {
 			t.Errorf("/readyz = %s", ready)
 		}
 
-		// Bad input: someone without rights; an admin without a reason; an
-		// edited comment; a bot.
-		c, _ := h.say(is.Number, false, "author", "/sip override I know what I am doing")
+		// Bad input: someone without rights (who also writes the marker of
+		// the answer to their next comment, to silence it); an admin
+		// without a reason; an edited comment; a bot.
+		c, _ := h.say(is.Number, false, "author", "/sip override I know what I am doing <!-- sip:reply:"+itoa(h.nextCommentID())+" -->")
 		if r := h.replyTo(is.Number, c); !strings.Contains(r, "@author may not override") {
 			t.Errorf("answer to a user without rights: %s", r)
 		}
@@ -356,3 +357,7 @@ func TestCommandParsing(t *testing.T) {
 		})
 	}
 }
+
+// nextCommentID is the id the fake gives the comment after the next one
+// (ids count up from one counter).
+func (h *harness) nextCommentID() int64 { return h.gh.CommentAs(h.repo, 0, "nobody", "x").ID + 1 }
