@@ -176,8 +176,11 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 		return v, false, nil
 	}
 	v.pull = pr.GetNumber()
-	if ok, err := a.overridden(ctx, t, pullSubject(pr.GetNumber(), pr.GetHead().GetSHA())); ok || err != nil {
-		return nil, ok, err
+	// An override of the pull request at its merged head stands in for its
+	// approvals, not for its validation check.
+	pullOverride, err := a.overridden(ctx, t, pullSubject(pr.GetNumber(), pr.GetHead().GetSHA()))
+	if err != nil {
+		return nil, false, err
 	}
 	gp := t
 	gp.Number = pr.GetNumber()
@@ -220,7 +223,9 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 	if err != nil {
 		return nil, false, err
 	}
-	v.missing = d.MissingLines()
+	if !pullOverride {
+		v.missing = d.MissingLines()
+	}
 	if touchesSIPs := slices.ContainsFunc(paths, func(p string) bool { return registry.Reads(a.cfg.Dir, p) }); touchesSIPs || !complete {
 		runs, _, err := gh.Checks.ListCheckRunsForRef(ctx, t.Owner, t.Name, pr.GetHead().GetSHA(), &github.ListCheckRunsOptions{
 			CheckName: github.String(ValidationCheck), AppID: github.Int64(a.cfg.AppID), Filter: github.String("latest")})
@@ -243,7 +248,7 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 		}
 	}
 	if len(v.missing) == 0 {
-		return nil, false, nil
+		return nil, pullOverride && d.State != policy.Approved, nil
 	}
 	return v, false, nil
 }

@@ -336,6 +336,23 @@ func TestOverrideOnAPullRequest(t *testing.T) {
 		h.gh.Push(h.repo, "add-14", map[string]string{sip14.Path: string(sip14.Content) + "\nMore.\n"})
 		h.deliver("pull_request", newGUID(), h.pullEvent("synchronize", pr14))
 		h.waitCheck(h.gh.HeadSHA(pr14), bot.ApprovalCheck, "in_progress", "")
+
+		// An override stands in for approvals, not for validation: merged
+		// past a failing validation check, the commit is refused on main.
+		broken := siptest.SIP(16, "Broken_Id", "draft")
+		h.gh.Push(h.repo, "broken", map[string]string{broken.Path: string(broken.Content)})
+		pb := h.gh.OpenPull(h.repo, "broken", "author")
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pb))
+		h.waitCheck(h.gh.HeadSHA(pb), bot.ValidationCheck, "completed", "failure")
+		c, _ = h.say(pb.Number, true, "admin", "/sip override ship it")
+		h.replyTo(pb.Number, c)
+		h.waitCheck(h.gh.HeadSHA(pb), bot.ApprovalCheck, "completed", "success")
+		mergedBroken := h.gh.Merge(h.repo, pb)
+		h.deliver("push", newGUID(), h.pushEvent("main", merged, mergedBroken))
+		run = h.waitCheck(mergedBroken, bot.VerifyCheck, "completed", "failure")
+		if !strings.Contains(run.Summary, "**SIP validation** check on the pull request's head") || strings.Contains(run.Summary, "approval for") {
+			t.Errorf("the refusal of a merge past its failing validation:\n%s", run.Summary)
+		}
 	})
 }
 
