@@ -282,6 +282,26 @@ func TestApprovedMergeIsVerified(t *testing.T) {
 		if n := len(h.gh.Issues(h.repo)); n != 0 {
 			t.Errorf("%d issues after an approved merge, want 0", n)
 		}
+
+		// Approved only after it merged: the approval was not there at
+		// merge time, and a bot's approval never counts.
+		sip14 := siptest.SIP(14, "fourteen", "draft")
+		h.gh.Push(h.repo, "add-14", map[string]string{sip14.Path: string(sip14.Content)})
+		late := h.gh.OpenPull(h.repo, "add-14", "author")
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", late))
+		h.waitCheck(h.gh.HeadSHA(late), bot.ValidationCheck, "completed", "success")
+		h.approveBy(late, "renovate[bot]")
+		eventually(t, "the bot's approval not counted", func() bool {
+			r := h.latest(h.gh.HeadSHA(late), bot.ApprovalCheck)
+			return r != nil && r.Status == "in_progress" && strings.Contains(r.Summary, "@renovate[bot]: bots and Apps do not count")
+		})
+		lateMerge := h.gh.Merge(h.repo, late)
+		h.gh.AddReview(late, "maintainer", "APPROVED")
+		h.deliver("push", newGUID(), h.pushEvent("main", merged, lateMerge))
+		run := h.waitCheck(lateMerge, bot.VerifyCheck, "completed", "failure")
+		if !strings.Contains(run.Summary, "1 approval for a new SIP (SIP-14)") {
+			t.Errorf("an approval given after the merge counted:\n%s", run.Summary)
+		}
 	})
 }
 
