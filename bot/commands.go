@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -171,6 +172,16 @@ func (a *App) trustedPolicy(ctx context.Context, gh *github.Client, t target) (*
 		}
 		if st.CommitSHA != "" {
 			ref = st.CommitSHA
+			// A commit the repository does not have (the registry was
+			// synced from elsewhere) has no policy: fail closed, rather
+			// than read GitHub's "not found" as "no policy file".
+			_, resp, err := gh.Repositories.GetCommit(ctx, t.Owner, t.Name, ref, &github.ListOptions{PerPage: 1})
+			if resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnprocessableEntity) {
+				return nil, ref, &policyError{fmt.Errorf("the registry serves commit %s, which %s does not have: sync it from this repository", short(ref), t.fullName())}
+			}
+			if err != nil {
+				return nil, ref, fmt.Errorf("%s: reading commit %s: %w", t, short(ref), err)
+			}
 		}
 	}
 	p, err := a.policyAt(ctx, gh, t, ref)

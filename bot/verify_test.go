@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/bot/policy"
+	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -398,3 +400,33 @@ func TestCommandParsing(t *testing.T) {
 // nextCommentID is the id the fake gives the comment after the next one
 // (ids count up from one counter).
 func (h *harness) nextCommentID() int64 { return h.gh.CommentAs(h.repo, 0, "nobody", "x").ID + 1 }
+
+// TestRegistryFromElsewhereFailsClosed: a registry synced from a commit the
+// repository does not have has no policy in force: approvals fail closed,
+// saying why, and main is not verified (the commit is not on it).
+func TestRegistryFromElsewhereFailsClosed(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
+		h := newHarness(t, open(t))
+		files := []registry.File{}
+		for p, c := range bundled(t) {
+			files = append(files, registry.File{Path: p, Content: []byte(c)})
+		}
+		elsewhere := strings.Repeat("e", 40)
+		if _, err := registry.Sync(t.Context(), h.store, registry.Source{Files: files, Commit: elsewhere, Name: "elsewhere"}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		h.run()
+		sip13 := siptest.SIP(13, "thirteen", "draft")
+		h.gh.Push(h.repo, "add-13", map[string]string{sip13.Path: string(sip13.Content)})
+		pr := h.gh.OpenPull(h.repo, "add-13", "author")
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pr))
+		r := h.waitCheck(h.gh.HeadSHA(pr), bot.ApprovalCheck, "completed", "failure")
+		if !strings.Contains(r.Summary, "which octo-org/sips does not have") {
+			t.Errorf("approval under a registry synced from elsewhere: %q\n%s", r.Title, r.Summary)
+		}
+		run := h.waitCheck(h.gh.Head(h.repo, "main"), bot.VerifyCheck, "completed", "failure")
+		if !strings.Contains(run.Summary, "not an ancestor") {
+			t.Errorf("verification from a commit not on main:\n%s", run.Summary)
+		}
+	})
+}
