@@ -171,9 +171,11 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 func (a *App) autoMerge(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change) error {
 	head := pr.GetHead().GetSHA()
 	res, resp, err := gh.PullRequests.Merge(ctx, t.Owner, t.Name, t.Number, "", &github.PullRequestOptions{SHA: head, MergeMethod: "merge"})
-	if resp != nil && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusConflict) {
-		// Not mergeable now (another required check, or a new head): the
-		// next event checks it again.
+	if resp != nil && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusConflict ||
+		resp.StatusCode == http.StatusForbidden && !isRateLimit(err)) {
+		// Not mergeable now (another required check, a new head), or the
+		// App may not merge (Contents is read-only): a person merges it,
+		// or the next event tries again.
 		a.log.Info("safe edit not merged yet", "pull", t.String(), "status", resp.StatusCode)
 		return nil
 	}
@@ -564,4 +566,12 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// isRateLimit says whether err is one of GitHub's rate-limit refusals
+// (which arrive as 403 too, and are retried).
+func isRateLimit(err error) bool {
+	var rl *github.RateLimitError
+	var abuse *github.AbuseRateLimitError
+	return errors.As(err, &rl) || errors.As(err, &abuse)
 }
