@@ -42,7 +42,8 @@ type mainState struct {
 	syncable string
 	// refused is the first refused commit not resolved since (nil: none).
 	refused *verdict
-	// overridden are the commits let through by an override, for the log.
+	// overridden says which commits an override let through: by whom,
+	// when and why, for the check.
 	overridden []string
 }
 
@@ -91,12 +92,13 @@ func (a *App) verifyMain(ctx context.Context, gh *github.Client, t target, from,
 			}
 		}
 		pending = kept
-		v, overridden, err := a.judgeCommit(ctx, gh, t, parent, commit, st.syncable)
+		v, o, err := a.judgeCommit(ctx, gh, t, parent, commit, st.syncable)
 		if err != nil {
 			return mainState{}, err
 		}
-		if overridden {
-			st.overridden = append(st.overridden, commit)
+		if o != nil {
+			st.overridden = append(st.overridden, fmt.Sprintf("%s: by @%s at %s, because %s", short(commit), o.By,
+				o.At.Format("2006-01-02 15:04 UTC"), quoteLine(o.Reason)))
 		}
 		if v != nil {
 			pending = append(pending, v)
@@ -148,39 +150,39 @@ func (a *App) unchanged(ctx context.Context, gh *github.Client, t target, from, 
 // governed files back as the last syncable commit has them, was merged
 // from a pull request with the approvals present and not stale and the
 // validation check green, or an override names it or its pull request).
-func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, parent, commit, syncable string) (*verdict, bool, error) {
+func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, parent, commit, syncable string) (*verdict, *inbox.Override, error) {
 	cmp, _, err := gh.Repositories.CompareCommits(ctx, t.Owner, t.Name, parent, commit, &github.ListOptions{PerPage: 300})
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: comparing %s with %s: %w", t, short(parent), short(commit), err)
+		return nil, nil, fmt.Errorf("%s: comparing %s with %s: %w", t, short(parent), short(commit), err)
 	}
 	paths, complete := a.governedFiles(cmp)
 	if len(paths) == 0 && complete {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	v := &verdict{commit: commit, parent: parent, paths: paths}
 	if complete && syncable != parent {
 		back, err := a.unchanged(ctx, gh, t, syncable, commit, paths)
 		if err != nil || back {
-			return nil, false, err
+			return nil, nil, err
 		}
 	}
-	if ok, err := a.overridden(ctx, t, "commit:"+commit); ok || err != nil {
-		return nil, ok, err
+	if o, err := a.overrideOf(ctx, t, "commit:"+commit); o != nil || err != nil {
+		return nil, o, err
 	}
 	pr, err := a.mergedPull(ctx, gh, t, commit)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	if pr == nil {
 		v.missing = []string{fmt.Sprintf("it was pushed to `%s` without a pull request, so nobody approved it under the policy", t.DefaultBranch)}
-		return v, false, nil
+		return v, nil, nil
 	}
 	v.pull = pr.GetNumber()
 	// An override of the pull request at its merged head stands in for its
 	// approvals, not for its validation check.
-	pullOverride, err := a.overridden(ctx, t, pullSubject(pr.GetNumber(), pr.GetHead().GetSHA()))
+	pullOverride, err := a.overrideOf(ctx, t, pullSubject(pr.GetNumber(), pr.GetHead().GetSHA()))
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	gp := t
 	gp.Number = pr.GetNumber()
@@ -191,18 +193,18 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 	var bad *policyError
 	if errors.As(err, &bad) {
 		v.missing = []string{fmt.Sprintf("`%s` at %s, the policy in force, cannot be used: %s", policy.Path, short(syncable), bad)}
-		return v, false, nil
+		return v, nil, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	token, err := a.gh.gitToken(ctx, t.Installation)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: installation token: %w", t, err)
+		return nil, nil, fmt.Errorf("%s: installation token: %w", t, err)
 	}
 	files, err := gitrev.Commits(ctx, t.CloneURL, token, a.cfg.Dir, parent, commit)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", t, err)
+		return nil, nil, fmt.Errorf("%s: %w", t, err)
 	}
 	touched := paths
 	if !complete {
@@ -218,19 +220,19 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 	d, err := a.decide(ctx, gh, gp, pr, change, pol, parent, pr.GetMergedAt().Time)
 	if errors.As(err, &bad) {
 		v.missing = []string{fmt.Sprintf("`%s` at %s cannot be used: %s", policy.Path, short(syncable), bad)}
-		return v, false, nil
+		return v, nil, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if !pullOverride {
+	if pullOverride == nil {
 		v.missing = d.MissingLines()
 	}
 	if touchesSIPs := slices.ContainsFunc(paths, func(p string) bool { return registry.Reads(a.cfg.Dir, p) }); touchesSIPs || !complete {
 		runs, _, err := gh.Checks.ListCheckRunsForRef(ctx, t.Owner, t.Name, pr.GetHead().GetSHA(), &github.ListCheckRunsOptions{
 			CheckName: github.String(ValidationCheck), AppID: github.Int64(a.cfg.AppID), Filter: github.String("latest")})
 		if err != nil {
-			return nil, false, fmt.Errorf("%s: listing check runs: %w", gp, err)
+			return nil, nil, fmt.Errorf("%s: listing check runs: %w", gp, err)
 		}
 		conclusion := "missing"
 		var latest int64
@@ -248,9 +250,12 @@ func (a *App) judgeCommit(ctx context.Context, gh *github.Client, t target, pare
 		}
 	}
 	if len(v.missing) == 0 {
-		return nil, pullOverride && d.State != policy.Approved, nil
+		if d.State == policy.Approved {
+			return nil, nil, nil
+		}
+		return nil, pullOverride, nil
 	}
-	return v, false, nil
+	return v, nil, nil
 }
 
 // mergedPull is the pull request merged into the default branch as
@@ -274,10 +279,13 @@ func (a *App) mergedPull(ctx context.Context, gh *github.Client, t target, commi
 // override covers what the pull request was when it was given.
 func pullSubject(number int, head string) string { return fmt.Sprintf("pull:%d@%s", number, head) }
 
-// overridden says whether an override names subject.
-func (a *App) overridden(ctx context.Context, t target, subject string) (bool, error) {
+// overrideOf is the first override of subject on record (nil: none).
+func (a *App) overrideOf(ctx context.Context, t target, subject string) (*inbox.Override, error) {
 	os, err := a.store.Overrides(ctx, t.RepoID, subject)
-	return len(os) > 0, err
+	if err != nil || len(os) == 0 {
+		return nil, err
+	}
+	return os[0], nil
 }
 
 // reportMain makes where the default branch stands visible: a check run on
@@ -309,7 +317,7 @@ func (a *App) reportMain(ctx context.Context, gh *github.Client, t target, st ma
 		}
 		summary := fmt.Sprintf("Every commit of `%s` up to this one was approved under the policy of its parent (or reverted, or overridden on record).", t.DefaultBranch)
 		if len(st.overridden) > 0 {
-			summary += "\n\nLet through by an override: " + strings.Join(shorts(st.overridden), ", ") + "."
+			summary += "\n\nLet through by an override on record:\n\n- " + strings.Join(st.overridden, "\n- ") + "\n"
 		}
 		return a.postCheck(ctx, gh, t, head, checkResult{name: VerifyCheck, conclusion: "success", title: "Verified against the policy", summary: summary})
 	}
@@ -356,13 +364,6 @@ func (a *App) reportMain(ctx context.Context, gh *github.Client, t target, st ma
 		title: "Not approved under the policy: the registry did not sync it", summary: truncate(summary, maxMarkdown)})
 }
 
-func shorts(shas []string) []string {
-	out := make([]string, len(shas))
-	for i, s := range shas {
-		out[i] = short(s)
-	}
-	return out
-}
 
 // ReadyDetails says where the followed repository's default branch stands,
 // for /readyz: "verified", or the refused commit and its issue.

@@ -161,7 +161,10 @@ func TestDirectPushToMainIsNotSynced(t *testing.T) {
 			st, err := h.store.SyncState(ctx)
 			return err == nil && st.CommitSHA == pushed
 		})
-		h.waitCheck(pushed, bot.VerifyCheck, "completed", "success")
+		ok := h.waitCheck(pushed, bot.VerifyCheck, "completed", "success")
+		if !strings.Contains(ok.Summary, short(pushed)+": by @admin at ") || !strings.Contains(ok.Summary, "Hotfix agreed on the maintainers' call") {
+			t.Errorf("the check does not show the override on record:\n%s", ok.Summary)
+		}
 		eventually(t, "the issue closed", func() bool {
 			for _, i := range h.gh.Issues(h.repo) {
 				if i.Number == is.Number {
