@@ -364,7 +364,6 @@ func (a *App) reportMain(ctx context.Context, gh *github.Client, t target, st ma
 		title: "Not approved under the policy: the registry did not sync it", summary: truncate(summary, maxMarkdown)})
 }
 
-
 // ReadyDetails says where the followed repository's default branch stands,
 // for /readyz: "verified", or the refused commit and its issue.
 func (a *App) ReadyDetails(ctx context.Context) map[string]string {
