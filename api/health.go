@@ -22,7 +22,13 @@ func (s *Server) readyz(c echo.Context) error {
 		c.Response().Header().Set("Retry-After", "5")
 		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Checks: map[string]string{"database": "unreachable"}})
 	}
-	return c.JSON(http.StatusOK, health{Success: true, Status: "ready", Checks: map[string]string{"database": "ok"}})
+	checks := map[string]string{"database": "ok"}
+	if s.readyDetails != nil {
+		for k, v := range s.readyDetails(ctx) {
+			checks[k] = v
+		}
+	}
+	return c.JSON(http.StatusOK, health{Success: true, Status: "ready", Checks: checks})
 }
 
 type health struct {

@@ -7,6 +7,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,6 +52,9 @@ type Config struct {
 	// Webhook, when set, receives the GitHub App's webhooks at
 	// WebhookPath; it reads the body itself, under its own cap.
 	Webhook echo.HandlerFunc
+	// ReadyDetails, when set, adds details to /readyz's checks (the
+	// GitHub App's: whether the default branch is verified).
+	ReadyDetails func(context.Context) map[string]string
 	// TrustedProxies are the load balancers in front of the server: a
 	// request from one of them is attributed (for rate limits and logs) to
 	// the address X-Forwarded-For names, walking back past trusted hops
@@ -101,6 +105,7 @@ type Server struct {
 	agentIndex               *agentIndex
 	listsMu                  sync.Mutex
 	lists                    map[string][]byte // signed status lists by list and revoked bits
+	readyDetails             func(context.Context) map[string]string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -109,7 +114,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version,
+	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version, readyDetails: cfg.ReadyDetails,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), now: cfg.Now,
 		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
 	if s.now == nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -15,11 +16,13 @@ import (
 	"github.com/sipregistry/sip/registry"
 )
 
-// approve applies the repository's approval policy (read from the default
-// branch, never from the pull request) to what the pull request changes
-// and posts the "SIP approval" check run: in progress while approvals are
-// missing, failure when a reviewer who may approve asked for changes or
-// the policy file is invalid, success once every rule that applies is met.
+// approve applies the repository's approval policy (the policy in force:
+// never the pull request's own) to what the pull request changes and
+// posts the "SIP approval" check run: in progress while approvals are
+// missing, failure when a reviewer who may approve asked for changes, a
+// rule no approval satisfies is unmet, or the policy file is invalid,
+// success once every rule that applies is met or an admin's override at
+// this head is on record.
 func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change,
 	p *policy.Policy, err error) (*policy.Decision, error) {
 	head := pr.GetHead().GetSHA()
@@ -41,20 +44,14 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 		}
 		return invalid(missing)
 	}
-	reviews, err := a.reviews(ctx, gh, t)
-	if err != nil {
-		return nil, err
-	}
-	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, base: pr.GetBase().GetRef(), dir: a.cfg.Dir,
-		updates: p.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
-	d, err := policy.Decide(p.Requirements(change), pr.GetUser().GetLogin(), reviews, j)
+	d, err := a.decide(ctx, gh, t, pr, change, p, pr.GetBase().GetRef(), time.Time{})
 	if errors.As(err, &bad) {
 		return invalid(bad)
 	}
 	if err != nil {
 		return nil, err
 	}
-	c := checkResult{name: ApprovalCheck, title: d.Title(), summary: d.Explain() + p.Summary()}
+	c := checkResult{name: ApprovalCheck, title: d.Title(), summary: missingFirst(d) + d.Explain() + p.Summary()}
 	switch d.State {
 	case policy.Approved:
 		c.conclusion = "success"
@@ -63,7 +60,85 @@ func (a *App) approve(ctx context.Context, gh *github.Client, t target, pr *gith
 	default:
 		c.status = "in_progress"
 	}
+	if d.State != policy.Approved {
+		// An override on record, given at this head, lets it through.
+		os, err := a.overridesOf(ctx, t, head)
+		if err != nil {
+			return nil, err
+		}
+		if len(os) > 0 {
+			o := os[0]
+			c.status, c.conclusion = "", "success"
+			c.title = truncate(fmt.Sprintf("Overridden by @%s: %s", o.By, strings.Join(strings.Fields(o.Reason), " ")), 200)
+			c.summary = fmt.Sprintf("**Overridden** by @%s at %s, because: %s\n\nWithout the override:\n\n%s", o.By,
+				o.At.Format("2006-01-02 15:04 UTC"), quoteLine(o.Reason), c.summary)
+		}
+	}
 	return &d, a.postCheck(ctx, gh, t, head, c)
+}
+
+// decide applies the policy to a pull request: what its change needs and
+// what its author needs (an agent's sponsor), its reviews (submitted up
+// to until, when set; agents' approvals marked), and the rules no
+// approval satisfies (an agent's disclosure, first-time contributors'
+// open pull requests).
+func (a *App) decide(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change, p *policy.Policy,
+	base string, until time.Time) (policy.Decision, error) {
+	reviews, err := a.reviews(ctx, gh, t)
+	if err != nil {
+		return policy.Decision{}, err
+	}
+	for i := range reviews {
+		reviews[i].Agent = p.IsAgent(reviews[i].User)
+	}
+	if !until.IsZero() {
+		reviews = slices.DeleteFunc(reviews, func(r policy.Review) bool { return r.SubmittedAt.After(until) })
+	}
+	head, author := pr.GetHead().GetSHA(), pr.GetUser().GetLogin()
+	j := &githubJudge{ctx: ctx, gh: gh, t: t, head: head, base: base, dir: a.cfg.Dir,
+		updates: p.IgnoreUpdateMerges, member: map[string]bool{}, changed: map[string]bool{}}
+	reqs := p.RequirementsFor(change, author)
+	d, err := policy.Decide(reqs, author, reviews, j)
+	if err != nil {
+		return d, err
+	}
+	if p.IsAgent(author) {
+		c, _, err := gh.Repositories.GetCommit(ctx, t.Owner, t.Name, head, &github.ListOptions{PerPage: 1})
+		if err != nil {
+			return d, fmt.Errorf("%s: reading commit %s: %w", t, short(head), err)
+		}
+		if !policy.Discloses(p.Disclosure(), pr.GetBody(), c.GetCommit().GetMessage()) {
+			d.Block(fmt.Sprintf("@%s is an agent: its pull request needs a `%s: <agent and model>` line in the description or the head commit's message (the author adds it)",
+				author, p.Disclosure()))
+		}
+	}
+	if n := p.FirstTimeOpenPulls; n > 0 && firstTimer(pr.GetAuthorAssociation()) && until.IsZero() {
+		open, err := a.openPulls(ctx, gh, t)
+		if err != nil {
+			return d, err
+		}
+		earlier := 0
+		for _, o := range open {
+			if strings.EqualFold(o.GetUser().GetLogin(), author) && o.GetNumber() <= pr.GetNumber() {
+				earlier++
+			}
+		}
+		if earlier > n {
+			d.Block(fmt.Sprintf("@%s is a first-time contributor with %d open pull requests, and may have %d open at once: this one waits until earlier ones close (a maintainer may override)",
+				author, earlier, n))
+		}
+	}
+	return d, nil
+}
+
+// firstTimer says whether an author association is a first-time
+// contributor's.
+func firstTimer(association string) bool {
+	switch association {
+	case "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "NONE":
+		return true
+	}
+	return false
 }
 
 // policyError is an approval policy that cannot be used: a file that
@@ -72,10 +147,9 @@ type policyError struct{ err error }
 
 func (e *policyError) Error() string { return e.err.Error() }
 
-// policy reads .github/sip.yml from the default branch (defaults when
-// there is none).
-func (a *App) policy(ctx context.Context, gh *github.Client, t target) (*policy.Policy, error) {
-	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, policy.Path, &github.RepositoryContentGetOptions{Ref: t.DefaultBranch})
+// policyAt reads .github/sip.yml at a ref (defaults when there is none).
+func (a *App) policyAt(ctx context.Context, gh *github.Client, t target, ref string) (*policy.Policy, error) {
+	file, _, resp, err := gh.Repositories.GetContents(ctx, t.Owner, t.Name, policy.Path, &github.RepositoryContentGetOptions{Ref: ref})
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return policy.Parse(nil)
 	}
@@ -270,4 +344,19 @@ func (j *githubJudge) compare(base, head string) (cmp *github.CommitsComparison,
 		return nil, false, fmt.Errorf("comparing %s with %s: %w", short(base), short(head), err)
 	}
 	return cmp, false, nil
+}
+
+// missingFirst leads with what a decision still needs, one line per
+// requirement naming who can satisfy it.
+func missingFirst(d policy.Decision) string {
+	lines := d.MissingLines()
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("**Missing:**\n\n")
+	for _, l := range lines {
+		b.WriteString("- " + l + "\n")
+	}
+	return b.String() + "\n"
 }

@@ -114,6 +114,10 @@ func (a *App) handle(ctx context.Context, d *inbox.Delivery) error {
 		return a.installationChanged(ctx, e)
 	case *github.InstallationRepositoriesEvent:
 		return a.installationRepositories(ctx, e)
+	case *github.IssueCommentEvent:
+		return a.comment(ctx, e)
+	case *github.MergeGroupEvent:
+		return a.mergeGroup(ctx, e)
 	}
 	return nil
 }

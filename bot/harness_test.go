@@ -112,7 +112,7 @@ func newHarness(t testing.TB, store bot.Store, opts ...option) *harness {
 		t.Fatal(err)
 	}
 	h.app = app
-	h.srv = httptest.NewServer(api.NewServer(api.Config{Store: store, Webhook: app.Webhook}))
+	h.srv = httptest.NewServer(api.NewServer(api.Config{Store: store, Webhook: app.Webhook, ReadyDetails: app.ReadyDetails}))
 	t.Cleanup(h.srv.Close)
 	h.api = apitest.New(t, h.srv.URL)
 	return h

@@ -17,12 +17,14 @@ import (
 func TestOnlyWhatThePullRequestChangesFailsIt(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
 		h := newHarness(t, open(t))
+		h.gh.SetRole("admin", "admin")
 		h.run()
 		main0 := h.gh.Head(h.repo, "main")
 		h.waitCheck(main0, bot.SyncCheck, "completed", "success")
 		broken := siptest.SIP(20, "Broken_Id", "draft")
 		main1 := h.gh.Push(h.repo, "main", map[string]string{broken.Path: string(broken.Content)})
 		h.deliver("push", newGUID(), h.pushEvent("main", main0, main1))
+		h.overrideMain(main1) // pushed past every check, let through by an admin
 		h.waitCheck(main1, bot.SyncCheck, "completed", "failure")
 
 		unrelated := siptest.SIP(21, "unrelated", "draft")

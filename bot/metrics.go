@@ -20,6 +20,9 @@ type botMetrics struct {
 	requests   *prometheus.CounterVec
 	rateRemain prometheus.Gauge
 	refused    prometheus.Gauge
+	unverified prometheus.Gauge
+	overrides  prometheus.Counter
+	autoMerges prometheus.Counter
 	inbox      *inboxCollector
 }
 
@@ -44,13 +47,22 @@ func newBotMetrics(store inbox.Store) *botMetrics {
 		refused: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sip_registry_sync_refused", Help: "1 while the registry is behind its default branch because this replica's latest sync of it was refused; 0 once a sync succeeds.",
 		}),
+		unverified: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sip_github_main_unverified", Help: "1 while a commit of the followed default branch that the policy would have refused is neither reverted nor overridden (the registry does not sync past it); 0 once every commit is verified.",
+		}),
+		overrides: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sip_github_overrides_total", Help: "Overrides of the policy recorded (/sip override), on pull requests and on refused commits.",
+		}),
+		autoMerges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sip_github_auto_merges_total", Help: "Safe edits (auto_merge) the App merged.",
+		}),
 	}
 	m.inbox = &inboxCollector{store: store}
 	return m
 }
 
 func (m *botMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.refused, m.inbox}
+	return []prometheus.Collector{m.webhooks, m.processed, m.duration, m.requests, m.rateRemain, m.refused, m.unverified, m.overrides, m.autoMerges, m.inbox}
 }
 
 func (m *botMetrics) webhook(event, outcome string) { m.webhooks.WithLabelValues(event, outcome).Inc() }

@@ -141,7 +141,12 @@ func TestPolicyNamesPeopleWhoExist(t *testing.T) {
 	}
 
 	// The team main's policy names is deleted: approvals fail closed.
-	h.gh.Push(h.repo, "main", map[string]string{policy.Path: "maintainers:\n  teams: [octo-org/gone]\n"})
+	before := h.gh.Head(h.repo, "main")
+	gone := h.gh.Push(h.repo, "main", map[string]string{policy.Path: "maintainers:\n  teams: [octo-org/gone]\n"})
+	h.gh.SetRole("admin", "admin")
+	h.deliver("push", newGUID(), h.pushEvent("main", before, gone))
+	h.overrideMain(gone) // pushed straight to main: in force once let through
+	h.waitCheck(gone, bot.SyncCheck, "completed", "success")
 	sip15 := siptest.SIP(15, "fifteen", "draft")
 	h.gh.Push(h.repo, "add-15", map[string]string{sip15.Path: string(sip15.Content)})
 	p15 := h.gh.OpenPull(h.repo, "add-15", "author")

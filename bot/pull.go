@@ -90,9 +90,12 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
-	// The policy on the default branch sets rule severities and sections;
-	// an unreadable one leaves the defaults here and fails the approval.
-	pol, polErr := a.policy(ctx, gh, t)
+	// The policy in force sets rule severities and sections; an unreadable
+	// one leaves the defaults here and fails the approval. For the
+	// registry's repository it is the policy of the commit the registry
+	// serves: a policy change merged without its approvals is not in
+	// force until it is verified.
+	pol, _, polErr := a.trustedPolicy(ctx, gh, t)
 	var bad *policyError
 	if polErr != nil && !errors.As(polErr, &bad) {
 		return polErr
@@ -151,7 +154,42 @@ func (a *App) checkPull(ctx context.Context, t target) error {
 	if err := a.label(ctx, gh, t, pr, ch); err != nil {
 		return err
 	}
-	return a.recheckCollisions(ctx, t, head, mergedDocs, tipDocs, others)
+	if err := a.recheckCollisions(ctx, t, head, mergedDocs, tipDocs, others); err != nil {
+		return err
+	}
+	if pol != nil && decision != nil && decision.State == policy.Approved && vc.conclusion == "success" && len(conflicts) == 0 &&
+		pol.SafeEdit(change, pr.GetUser().GetLogin()) {
+		return a.autoMerge(ctx, gh, t, pr, change)
+	}
+	return nil
+}
+
+// autoMerge merges a safe edit (auto_merge) whose checks are green, at the
+// head that was checked: GitHub refuses the merge if the head moved, and
+// applies the branch's protection (other required checks) itself. The
+// merge is recorded in a comment, the log and a metric.
+func (a *App) autoMerge(ctx context.Context, gh *github.Client, t target, pr *github.PullRequest, change policy.Change) error {
+	head := pr.GetHead().GetSHA()
+	res, resp, err := gh.PullRequests.Merge(ctx, t.Owner, t.Name, t.Number, "", &github.PullRequestOptions{SHA: head, MergeMethod: "merge"})
+	if resp != nil && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusConflict ||
+		resp.StatusCode == http.StatusForbidden && !isRateLimit(err)) {
+		// Not mergeable now (another required check, a new head), or the
+		// App may not merge (Contents is read-only): a person merges it,
+		// or the next event tries again.
+		a.log.Info("safe edit not merged yet", "pull", t.String(), "status", resp.StatusCode)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: merging: %w", t, err)
+	}
+	a.metrics.autoMerges.Inc()
+	a.log.Info("safe edit merged", "pull", t.String(), "author", pr.GetUser().GetLogin(), "head", head, "merge", res.GetSHA())
+	body := fmt.Sprintf("<!-- sip:auto-merged -->\nMerged by the App at %s: @%s, an author of %s, edited only that draft, and every check was green "+
+		"(`auto_merge` in `%s`). Merge commit %s.", short(head), pr.GetUser().GetLogin(), change.SIPs[0].Name(), policy.Path, short(res.GetSHA()))
+	if _, _, err := gh.Issues.CreateComment(ctx, t.Owner, t.Name, t.Number, &github.IssueComment{Body: github.String(body)}); err != nil {
+		return fmt.Errorf("%s: recording the merge: %w", t, err)
+	}
+	return nil
 }
 
 // filesIn says which files of the SIP folder exist, for the links of SIP
@@ -528,4 +566,12 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// isRateLimit says whether err is one of GitHub's rate-limit refusals
+// (which arrive as 403 too, and are retried).
+func isRateLimit(err error) bool {
+	var rl *github.RateLimitError
+	var abuse *github.AbuseRateLimitError
+	return errors.As(err, &rl) || errors.As(err, &abuse)
 }

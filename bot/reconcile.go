@@ -158,9 +158,19 @@ func (a *App) refreshRepositories(ctx context.Context) error {
 
 // refreshInstallation records an installation's repositories as GitHub
 // lists them now, and deactivates the ones it no longer lists.
+//
+// A removal processed while it asks GitHub (another replica's, or one
+// whose delivery overtook it) wins: the listing is written under the
+// repository epoch read before asking, so a repository the listing
+// still names cannot come back; the refresh fails and is retried with a
+// new listing. The epoch is read first, before asking GitHub.
 func (a *App) refreshInstallation(ctx context.Context, installation int64) error {
+	epoch, err := a.store.RepositoryEpoch(ctx)
+	if err != nil {
+		return err
+	}
 	seen := map[int64]bool{}
-	if err := a.installationRepos(ctx, installation, seen); err != nil {
+	if err := a.installationRepos(ctx, installation, epoch, seen); err != nil {
 		return err
 	}
 	known, err := a.store.Repositories(ctx)
@@ -186,7 +196,7 @@ func (a *App) refreshInstallation(ctx context.Context, installation int64) error
 	return errors.Join(errs...)
 }
 
-func (a *App) installationRepos(ctx context.Context, id int64, seen map[int64]bool) error {
+func (a *App) installationRepos(ctx context.Context, id, epoch int64, seen map[int64]bool) error {
 	gh := a.gh.installation(id).client
 	opts := &github.ListOptions{PerPage: 100}
 	for {
@@ -198,7 +208,9 @@ func (a *App) installationRepos(ctx context.Context, id int64, seen map[int64]bo
 			seen[r.GetID()] = true
 			repo := &inbox.Repository{ID: r.GetID(), InstallationID: id, FullName: r.GetFullName(),
 				DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), UpdatedAt: a.now()}
-			if err := a.store.PutRepository(ctx, repo); err != nil {
+			if err := a.store.PutRepository(ctx, repo, epoch); errors.Is(err, registry.ErrConflict) {
+				return fmt.Errorf("installation %d: a removal was processed while GitHub was asked; listing again: %w", id, err)
+			} else if err != nil {
 				return err
 			}
 		}

@@ -10,13 +10,15 @@ import (
 )
 
 // TestRefusedSyncIsVisibleOnGitHub: two pull requests each add a SIP with
-// the same id; after both merge, main holds SIPs the registry refuses.
+// the same id; after both merge (the second past its checks, let through
+// by an admin's override), main holds SIPs the registry refuses.
 // The merge commit gets a failing sync check with annotations, the pull
 // request that merged last gets one comment (not two, when the push is
 // delivered again), and the registry keeps serving the commit before.
 func TestRefusedSyncIsVisibleOnGitHub(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
 		h := newHarness(t, open(t))
+		h.gh.SetRole("admin", "admin")
 		h.run()
 		ctx := t.Context()
 		main0 := h.gh.Head(h.repo, "main")
@@ -31,6 +33,10 @@ func TestRefusedSyncIsVisibleOnGitHub(t *testing.T) {
 		h.gh.Push(h.repo, "add-b", map[string]string{b.Path: string(b.Content)})
 		pa, pb := h.gh.OpenPull(h.repo, "add-a", "ann"), h.gh.OpenPull(h.repo, "add-b", "bob")
 
+		h.deliver("pull_request", newGUID(), h.pullEvent("opened", pa))
+		h.waitCheck(h.gh.HeadSHA(pa), bot.ValidationCheck, "completed", "success")
+		h.approveBy(pa, "maintainer")
+		h.waitCheck(h.gh.HeadSHA(pa), bot.ApprovalCheck, "completed", "success")
 		before := h.gh.Head(h.repo, "main")
 		first := h.gh.Merge(h.repo, pa)
 		h.deliver("push", newGUID(), h.pushEvent("main", before, first))
@@ -38,6 +44,7 @@ func TestRefusedSyncIsVisibleOnGitHub(t *testing.T) {
 		second := h.gh.Merge(h.repo, pb)
 		push := h.pushEvent("main", first, second)
 		h.deliver("push", newGUID(), push)
+		h.overrideMain(second)
 		run := h.waitCheck(second, bot.SyncCheck, "completed", "failure")
 		found := false
 		for _, an := range run.Annotations {

@@ -21,6 +21,9 @@ const (
 	// SyncCheck is posted on each commit of the followed default branch:
 	// whether the registry took it.
 	SyncCheck = "SIP registry sync"
+	// VerifyCheck is posted on commits of the followed default branch:
+	// whether the policy, as of the commit's parent, approved it.
+	VerifyCheck = "SIP main verification"
 )
 
 // Limits GitHub puts on what the App writes.
@@ -176,6 +179,22 @@ func (r *pullReport) annotations() []*github.CheckRunAnnotation {
 func commentBody(r *pullReport, d *policy.Decision) string {
 	var b strings.Builder
 	b.WriteString(commentMarker + "\n")
+	// What blocks comes first, one line per requirement, each saying who
+	// can satisfy it; the details follow.
+	var blocks []string
+	if r.conclusion() != "success" {
+		blocks = append(blocks, "SIP validation: "+r.title()+" (the author fixes them; see below)")
+	}
+	if d != nil {
+		blocks = append(blocks, d.MissingLines()...)
+	}
+	if len(blocks) > 0 {
+		b.WriteString("**What blocks this pull request:**\n\n")
+		for _, l := range blocks {
+			b.WriteString("- " + l + "\n")
+		}
+		b.WriteString("\n")
+	}
 	if r.conclusion() == "success" {
 		fmt.Fprintf(&b, "### ✅ SIP validation: %s\n\n", r.title())
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/bot/internal/markdown"
+	"github.com/sipregistry/sip/bot/policy"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/gitrev"
 )
@@ -105,6 +106,60 @@ func (a *App) syncRegistry(ctx context.Context, t target) error {
 		return fmt.Errorf("%s: %w", t, err)
 	}
 	src.Name = "github " + t.fullName() + "@" + short(src.Commit)
+	gh := a.gh.installation(t.Installation).client
+	// What reaches the default branch is verified, not trusted: each new
+	// commit must have been approved under the policy of its parent. The
+	// registry syncs the newest commit up to which every one was; the
+	// first commit where one was not is reported and syncs nothing.
+	state, err := a.store.SyncState(ctx)
+	if err != nil {
+		return err
+	}
+	if state.CommitSHA == "" {
+		// The first sync trusts the branch as installed: there is no
+		// verified commit to verify from.
+		if err := a.store.PutVerification(ctx, &inbox.Verification{RepoID: t.RepoID, UpdatedAt: a.now()}); err != nil {
+			return err
+		}
+	} else if state.CommitSHA != src.Commit {
+		st, err := a.verifyMain(ctx, gh, t, state.CommitSHA, src.Commit)
+		if err != nil {
+			return err
+		}
+		if err := a.reportMain(ctx, gh, t, st, st.syncable); err != nil {
+			return err
+		}
+		if st.syncable == state.CommitSHA {
+			a.log.Warn("the default branch holds a commit the policy did not approve; the registry stays where it is",
+				"repository", t.fullName(), "commit", st.refused.commit, "serving", state.CommitSHA)
+			return nil
+		}
+		if st.syncable != src.Commit {
+			files, err := gitrev.Commits(ctx, t.CloneURL, token, a.cfg.Dir, st.syncable)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t, err)
+			}
+			src = registry.Source{Files: files[st.syncable], Commit: st.syncable, Dir: src.Dir,
+				Name: "github " + t.fullName() + "@" + short(st.syncable)}
+		}
+	}
+	// The registry applies the policy of the commit it syncs, as the
+	// pull-request check applied it: rule severities, trusted issuers and
+	// sections. A commit whose policy cannot be read is not synced.
+	pol, err := a.policyAt(ctx, gh, t, src.Commit)
+	var bad *policyError
+	if errors.As(err, &bad) {
+		err = fmt.Errorf("%s at %s cannot be used, so the registry cannot apply it: %w", policy.Path, short(src.Commit), bad)
+		a.metrics.refused.Set(1)
+		if rerr := a.reportRefusal(ctx, t, src.Commit, err, nil); rerr != nil {
+			return rerr
+		}
+		return permanent(fmt.Errorf("%s: %w", t, err))
+	}
+	if err != nil {
+		return err
+	}
+	src.Configure = pol.Apply
 	rep, err := registry.Sync(ctx, a.store, src, a.now())
 	var invalid *registry.ValidationError
 	if errors.As(err, &invalid) || errors.Is(err, registry.ErrEmptySource) {
@@ -123,7 +178,6 @@ func (a *App) syncRegistry(ctx context.Context, t target) error {
 	a.metrics.refused.Set(0)
 	a.log.Info("registry synced", "repository", t.fullName(), "commit", rep.Commit, "up_to_date", rep.UpToDate,
 		"added", len(rep.Added), "changed", len(rep.Changed), "deprecated", len(rep.Deprecated))
-	gh := a.gh.installation(t.Installation).client
 	return a.postCheck(ctx, gh, t, src.Commit, checkResult{name: SyncCheck, conclusion: "success", title: "Registry synced",
 		summary: fmt.Sprintf("The registry serves this commit: %d added, %d changed, %d deprecated.", len(rep.Added), len(rep.Changed), len(rep.Deprecated))})
 }
@@ -208,6 +262,12 @@ func (a *App) installationRepositories(ctx context.Context, e *github.Installati
 func (a *App) addRepositories(ctx context.Context, installation int64, repos []*github.Repository) error {
 	gh := a.gh.installation(installation).client
 	for _, r := range repos {
+		// Read before asking GitHub: a removal processed meanwhile makes
+		// the answer stale, and the write fails rather than undo it.
+		epoch, err := a.store.RepositoryEpoch(ctx)
+		if err != nil {
+			return err
+		}
 		owner, name, _ := strings.Cut(r.GetFullName(), "/")
 		full, resp, err := gh.Repositories.Get(ctx, owner, name)
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
@@ -216,17 +276,17 @@ func (a *App) addRepositories(ctx context.Context, installation int64, repos []*
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.GetFullName(), err)
 		}
-		if err := a.putRepository(ctx, installation, full); err != nil {
+		if err := a.putRepository(ctx, installation, full, epoch); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (a *App) putRepository(ctx context.Context, installation int64, r *github.Repository) error {
+func (a *App) putRepository(ctx context.Context, installation int64, r *github.Repository, epoch int64) error {
 	repo := &inbox.Repository{ID: r.GetID(), InstallationID: installation, FullName: r.GetFullName(),
 		DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL(), UpdatedAt: a.now()}
-	if err := a.store.PutRepository(ctx, repo); err != nil {
+	if err := a.store.PutRepository(ctx, repo, epoch); err != nil {
 		return err
 	}
 	t := target{Installation: installation, RepoID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(),
@@ -237,7 +297,8 @@ func (a *App) putRepository(ctx context.Context, installation int64, r *github.R
 	return nil
 }
 
-// hasComment says whether a pull request has a comment containing marker.
+// hasComment says whether a pull request or issue has a comment of a bot
+// containing marker.
 func (a *App) hasComment(ctx context.Context, gh *github.Client, t target, number int, marker string) (bool, error) {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
@@ -246,7 +307,8 @@ func (a *App) hasComment(ctx context.Context, gh *github.Client, t target, numbe
 			return false, fmt.Errorf("%s#%d: listing comments: %w", t.fullName(), number, err)
 		}
 		for _, c := range cs {
-			if strings.Contains(c.GetBody(), marker) {
+			// Only a bot's (the App's) counts: anyone may write the marker.
+			if c.GetUser().GetType() == "Bot" && strings.Contains(c.GetBody(), marker) {
 				return true, nil
 			}
 		}

@@ -32,6 +32,10 @@ var handled = map[string]map[string]bool{
 	"push":                      {"": true},
 	"installation":              {"created": true, "deleted": true, "suspend": true, "unsuspend": true, "new_permissions_accepted": true},
 	"installation_repositories": {"added": true, "removed": true},
+	// Commands (/sip ...) are read from new comments only: an edited
+	// comment is not a command.
+	"issue_comment": {"created": true},
+	"merge_group":   {"checks_requested": true},
 }
 
 // envelope is the part of a payload the intake reads to decide whether to
@@ -47,6 +51,10 @@ type envelope struct {
 	PullRequest *struct {
 		Number int `json:"number"`
 	} `json:"pull_request"`
+	Issue *struct {
+		Number      int             `json:"number"`
+		PullRequest json.RawMessage `json:"pull_request"`
+	} `json:"issue"`
 	Changes *struct {
 		Base json.RawMessage `json:"base"`
 	} `json:"changes"`
@@ -83,6 +91,15 @@ func (e *envelope) key(event string) string {
 			return pullKey(repo, e.CheckSuite.PullRequests[0].Number)
 		}
 	case "push":
+		return fmt.Sprintf("repo:%d/push", repo)
+	case "merge_group":
+		return fmt.Sprintf("repo:%d/merge_group", repo)
+	case "issue_comment":
+		// A command on a pull request is serialised with its checks; one
+		// on an issue (an override of a refused commit) with the syncs.
+		if e.Issue != nil && len(e.Issue.PullRequest) > 0 && string(e.Issue.PullRequest) != "null" {
+			return pullKey(repo, e.Issue.Number)
+		}
 		return fmt.Sprintf("repo:%d/push", repo)
 	case "installation", "installation_repositories":
 		if e.Installation != nil {

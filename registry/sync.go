@@ -23,6 +23,10 @@ type Source struct {
 	// Dir is the SIP folder the files' paths are in (DefaultDir when
 	// empty): a file outside it is refused.
 	Dir string
+	// Configure, when set, adjusts validation before the sync checks the
+	// files: a repository's policy (rule severities, trusted issuers,
+	// sections), so the registry refuses what the pull request check does.
+	Configure func(*Options)
 }
 
 // Change is one SIP a sync writes: its new entry and its file content.
@@ -220,7 +224,11 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 	if dir == "" {
 		dir = DefaultDir
 	}
-	problems := Validate(docs, Options{Base: base, Dir: dir})
+	opts := Options{Base: base, Dir: dir}
+	if src.Configure != nil {
+		src.Configure(&opts)
+	}
+	problems := Validate(docs, opts)
 	seen := map[string]bool{}
 	for _, d := range docs {
 		if d.SIP == nil {

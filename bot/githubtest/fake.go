@@ -47,6 +47,7 @@ type Fake struct {
 	nextID        int64
 	checkRuns     []*CheckRun
 	comments      []*Comment
+	issues        []*Issue
 	teams         map[string]map[string]string // "org/slug" → login → state
 	roles         map[string]string            // login → role_name on every repository
 	users         map[string]bool              // logins that exist
@@ -80,10 +81,13 @@ type Pull struct {
 	BaseRef          string
 	State            string // open, closed
 	Merged           bool
+	MergedAt         time.Time
 	MergeCommitSHA   string
 	Labels           []string
 	Reviews          []Review
 	headSHA, baseSHA string
+	body             string
+	association      string
 }
 
 // Review is a pull-request review.
@@ -118,6 +122,17 @@ type Comment struct {
 	Body  string
 	User  string
 	Edits int
+}
+
+// Issue is an issue (not a pull request) of the fake.
+type Issue struct {
+	Number int
+	Repo   string
+	Title  string
+	Body   string
+	State  string // open, closed
+	Labels []string
+	Edits  int
 }
 
 // Delivery is a webhook delivery as GitHub lists it for the App.
@@ -245,7 +260,7 @@ func (f *Fake) Merge(r *Repo, p *Pull) string {
 	defer f.mu.Unlock()
 	r.git.must(f.t, "checkout", "-q", p.BaseRef)
 	r.git.must(f.t, "merge", "-q", "--no-ff", "-m", fmt.Sprintf("Merge pull request #%d", p.Number), p.headSHA)
-	p.State, p.Merged, p.MergeCommitSHA = "closed", true, r.git.head(p.BaseRef)
+	p.State, p.Merged, p.MergeCommitSHA, p.MergedAt = "closed", true, r.git.head(p.BaseRef), time.Now()
 	return p.MergeCommitSHA
 }
 
@@ -480,4 +495,52 @@ func (f *Fake) UserToken(r *Repo) string {
 	defer f.mu.Unlock()
 	tok, _ := f.newToken(r.Installation)
 	return tok
+}
+
+// Issues lists a repository's issues (not pull requests), oldest first.
+func (f *Fake) Issues(r *Repo) []Issue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Issue
+	for _, i := range f.issues {
+		if i.Repo == r.FullName() {
+			out = append(out, *i)
+		}
+	}
+	return out
+}
+
+// CommentAs posts a comment on an issue or pull request as a user (the App
+// posts its own through the API) and returns it.
+func (f *Fake) CommentAs(r *Repo, issue int, user, body string) Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	c := &Comment{ID: f.nextID, Repo: r.FullName(), Issue: issue, Body: body, User: user}
+	f.comments = append(f.comments, c)
+	f.users[strings.ToLower(user)] = true
+	return *c
+}
+
+// SetPull sets a pull request's description and its author's association
+// with the repository (CONTRIBUTOR when empty; FIRST_TIME_CONTRIBUTOR for
+// a newcomer).
+func (f *Fake) SetPull(p *Pull, body, association string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p.body, p.association = body, association
+}
+
+// MergeGroup builds a merge queue's group for a pull request: a branch
+// gh-readonly-queue/<base>/pr-<n>-<base sha> holding the base branch with
+// the pull request merged. It returns the group's commit, its base commit
+// and its full ref.
+func (f *Fake) MergeGroup(r *Repo, p *Pull) (head, base, ref string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	base = r.git.head(p.BaseRef)
+	branch := fmt.Sprintf("gh-readonly-queue/%s/pr-%d-%s", p.BaseRef, p.Number, base)
+	r.git.must(f.t, "checkout", "-q", "-B", branch, base)
+	r.git.must(f.t, "merge", "-q", "--no-ff", "-m", fmt.Sprintf("Merge pull request #%d into the queue", p.Number), p.headSHA)
+	return r.git.head(branch), base, "refs/heads/" + branch
 }

@@ -1,8 +1,10 @@
 package githubtest
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -144,6 +146,7 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+p+"/pulls/{n}", repo(f.getPull))
 	mux.HandleFunc("GET "+p+"/pulls/{n}/files", repo(f.pullFiles))
 	mux.HandleFunc("GET "+p+"/pulls/{n}/reviews", repo(f.pullReviews))
+	mux.HandleFunc("PUT "+p+"/pulls/{n}/merge", repo(f.mergePull))
 	mux.HandleFunc("GET "+p+"/compare/{basehead}", repo(f.compareCommits))
 	mux.HandleFunc("GET "+p+"/contents/{path...}", repo(f.getContents))
 	mux.HandleFunc("GET "+p+"/collaborators/{user}/permission", repo(f.permission))
@@ -151,6 +154,10 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("PATCH "+p+"/check-runs/{id}", repo(f.updateCheckRun))
 	mux.HandleFunc("GET "+p+"/commits/{ref}/check-runs", repo(f.listCheckRuns))
 	mux.HandleFunc("GET "+p+"/commits/{ref}/pulls", repo(f.commitPulls))
+	mux.HandleFunc("GET "+p+"/commits/{ref}", repo(f.getCommit))
+	mux.HandleFunc("GET "+p+"/issues", repo(f.listIssues))
+	mux.HandleFunc("POST "+p+"/issues", repo(f.createIssue))
+	mux.HandleFunc("PATCH "+p+"/issues/{n}", repo(f.editIssue))
 	mux.HandleFunc("GET "+p+"/issues/{n}/comments", repo(f.listComments))
 	mux.HandleFunc("POST "+p+"/issues/{n}/comments", repo(f.createComment))
 	mux.HandleFunc("PATCH "+p+"/issues/comments/{id}", repo(f.editComment))
@@ -184,7 +191,7 @@ func (f *Fake) listInstallations(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	ids := []int64{}
 	for _, rp := range f.repos {
-		if !slices.Contains(ids, rp.Installation) {
+		if rp.Installation != 0 && !slices.Contains(ids, rp.Installation) { // 0: not installed
 			ids = append(ids, rp.Installation)
 		}
 	}
@@ -255,7 +262,12 @@ func (f *Fake) pullJSON(rp *Repo, p *Pull) map[string]any {
 	for _, l := range p.Labels {
 		labels = append(labels, map[string]any{"name": l})
 	}
-	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "draft": false,
+	var mergedAt any
+	if p.Merged {
+		mergedAt = p.MergedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "draft": false, "merged_at": mergedAt,
+		"body": p.body, "author_association": cmp.Or(p.association, "CONTRIBUTOR"),
 		"user":   map[string]any{"login": p.Author, "type": "User"},
 		"head":   map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(rp)},
 		"base":   map[string]any{"ref": p.BaseRef, "sha": rp.git.head(p.BaseRef), "repo": f.repoJSON(rp)},
@@ -562,7 +574,11 @@ func (f *Fake) listComments(w http.ResponseWriter, r *http.Request, rp *Repo) {
 }
 
 func (f *Fake) commentJSON(c *Comment) map[string]any {
-	return map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.User, "type": "Bot"}}
+	kind := "User"
+	if strings.HasSuffix(c.User, "[bot]") {
+		kind = "Bot"
+	}
+	return map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.User, "type": kind}}
 }
 
 func (f *Fake) createComment(w http.ResponseWriter, r *http.Request, rp *Repo) {
@@ -644,4 +660,127 @@ func (f *Fake) commitPulls(w http.ResponseWriter, r *http.Request, rp *Repo) {
 		}
 	}
 	writeJSON(w, 200, out)
+}
+
+// getCommit is a commit with its parents.
+func (f *Fake) getCommit(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	ref := r.PathValue("ref")
+	if sha := rp.git.head(ref); sha != "" {
+		ref = sha
+	}
+	out, err := rp.git.git("rev-list", "--parents", "-n", "1", ref)
+	if err != nil || out == "" {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No commit found for SHA: " + ref})
+		return
+	}
+	shas := strings.Fields(out)
+	parents := []map[string]any{}
+	for _, p := range shas[1:] {
+		parents = append(parents, map[string]any{"sha": p})
+	}
+	msg, _ := rp.git.git("log", "-1", "--format=%B", shas[0])
+	writeJSON(w, 200, map[string]any{"sha": shas[0], "parents": parents, "commit": map[string]any{"message": msg}})
+}
+
+func (f *Fake) issueJSON(i *Issue) map[string]any {
+	labels := []map[string]any{}
+	for _, l := range i.Labels {
+		labels = append(labels, map[string]any{"name": l})
+	}
+	return map[string]any{"number": i.Number, "title": i.Title, "body": i.Body, "state": i.State, "labels": labels,
+		"user": map[string]any{"login": f.AppSlug + "[bot]", "type": "Bot"}}
+}
+
+func (f *Fake) listIssues(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	q := r.URL.Query()
+	out := []map[string]any{}
+	for _, i := range f.issues {
+		if i.Repo != rp.FullName() || (q.Get("state") != "all" && i.State != cmp.Or(q.Get("state"), "open")) {
+			continue
+		}
+		if l := q.Get("labels"); l != "" && !slices.Contains(i.Labels, l) {
+			continue
+		}
+		out = append(out, f.issueJSON(i))
+	}
+	writeJSON(w, 200, out)
+}
+
+type issueRequest struct {
+	Title  *string   `json:"title"`
+	Body   *string   `json:"body"`
+	State  *string   `json:"state"`
+	Labels *[]string `json:"labels"`
+}
+
+func (f *Fake) createIssue(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	var req issueRequest
+	if json.NewDecoder(r.Body).Decode(&req) != nil || req.Title == nil || *req.Title == "" || req.Body != nil && len([]rune(*req.Body)) > 65536 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
+		return
+	}
+	i := &Issue{Number: rp.nextPull, Repo: rp.FullName(), Title: *req.Title, State: "open"}
+	rp.nextPull++
+	if req.Body != nil {
+		i.Body = *req.Body
+	}
+	if req.Labels != nil {
+		i.Labels = *req.Labels
+	}
+	f.issues = append(f.issues, i)
+	writeJSON(w, http.StatusCreated, f.issueJSON(i))
+}
+
+func (f *Fake) editIssue(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	var req issueRequest
+	if json.NewDecoder(r.Body).Decode(&req) != nil || req.Body != nil && len([]rune(*req.Body)) > 65536 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
+		return
+	}
+	for _, i := range f.issues {
+		if i.Repo == rp.FullName() && i.Number == n {
+			if req.Title != nil {
+				i.Title = *req.Title
+			}
+			if req.Body != nil {
+				i.Body = *req.Body
+			}
+			if req.State != nil {
+				i.State = *req.State
+			}
+			if req.Labels != nil {
+				i.Labels = *req.Labels
+			}
+			i.Edits++
+			writeJSON(w, 200, f.issueJSON(i))
+			return
+		}
+	}
+	writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+// mergePull merges a pull request as GitHub's API does: 409 when the head
+// is not the sha given, 405 when it is not open.
+func (f *Fake) mergePull(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	p := f.pull(w, r, rp)
+	if p == nil {
+		return
+	}
+	var req struct {
+		SHA string `json:"sha"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	switch {
+	case p.State != "open":
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "Pull Request is not mergeable"})
+		return
+	case req.SHA != "" && req.SHA != p.headSHA:
+		writeJSON(w, http.StatusConflict, map[string]string{"message": "Head branch was modified. Review and try the merge again."})
+		return
+	}
+	rp.git.must(f.t, "checkout", "-q", p.BaseRef)
+	rp.git.must(f.t, "merge", "-q", "--no-ff", "-m", fmt.Sprintf("Merge pull request #%d", p.Number), p.headSHA)
+	p.State, p.Merged, p.MergeCommitSHA, p.MergedAt = "closed", true, rp.git.head(p.BaseRef), time.Now()
+	writeJSON(w, 200, map[string]any{"sha": p.MergeCommitSHA, "merged": true, "message": "Pull Request successfully merged"})
 }

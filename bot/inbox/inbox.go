@@ -66,6 +66,35 @@ type Repository struct {
 	UpdatedAt      time.Time
 }
 
+// Verification is where the default branch of a repository stands
+// against its policy.
+type Verification struct {
+	RepoID int64
+	// Refused is the first commit the policy would have refused that is
+	// not resolved (reverted or overridden): the registry does not sync
+	// it or anything after it. Empty when every commit is verified.
+	Refused string
+	// Missing says what Refused lacked, for people (Markdown).
+	Missing string
+	// Issue is the issue the App keeps about refused commits (0: none yet).
+	Issue     int
+	UpdatedAt time.Time
+}
+
+// Override is a recorded decision by a person the policy names to let a
+// commit or pull request through without what the policy requires.
+type Override struct {
+	// CommentID is the comment that asked: an override is recorded once
+	// per comment, so a replayed or edited comment adds nothing.
+	CommentID int64
+	RepoID    int64
+	// Subject is what is overridden: "commit:<sha>" or "pull:<n>@<head>".
+	Subject string
+	By      string
+	Reason  string
+	At      time.Time
+}
+
 // Store is the App's durable inbox and its list of repositories.
 type Store interface {
 	// EnqueueDelivery stores a new delivery as pending and returns
@@ -92,11 +121,28 @@ type Store interface {
 	// returns how many it deleted; dead ones stay for inspection.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
 
-	// PutRepository adds or updates a repository (active).
-	PutRepository(ctx context.Context, r *Repository) error
-	// DeactivateRepositories marks repositories inactive: all of an
-	// installation's when ids is empty.
+	// RepositoryEpoch counts the deactivations of repositories so far.
+	// Read it before asking GitHub which repositories an installation
+	// has, and write what GitHub said under it.
+	RepositoryEpoch(ctx context.Context) (int64, error)
+	// PutRepository adds or updates a repository (active), unless any
+	// repository was deactivated since epoch was read: then it writes
+	// nothing and returns registry.ErrConflict, since what GitHub said
+	// may predate the removal.
+	PutRepository(ctx context.Context, r *Repository, epoch int64) error
+	// DeactivateRepositories marks repositories inactive (all of an
+	// installation's when ids is empty) and moves the epoch on.
 	DeactivateRepositories(ctx context.Context, installationID int64, ids []int64, at time.Time) error
 	// Repositories lists the active repositories by name.
 	Repositories(ctx context.Context) ([]*Repository, error)
+
+	// PutVerification records where a repository's default branch stands.
+	PutVerification(ctx context.Context, v *Verification) error
+	// Verification returns it. Returns registry.ErrNotFound.
+	Verification(ctx context.Context, repoID int64) (*Verification, error)
+	// AddOverride records an override and returns true, or returns false
+	// when its comment was recorded before (nothing changes).
+	AddOverride(ctx context.Context, o *Override) (bool, error)
+	// Overrides lists the overrides of a subject, oldest first.
+	Overrides(ctx context.Context, repoID int64, subject string) ([]*Override, error)
 }

@@ -13,7 +13,8 @@ import (
 
 // keys are every key the policy language has, for "did you mean".
 var keys = []string{"maintainers", "admins", "required_approvals", "aliases", "modules", "authors_approve",
-	"transitions", "ignore_update_merges", "rules", "sections", "trusted_issuers", "users", "teams", "owners", "from", "to", "approvals", "by"}
+	"transitions", "ignore_update_merges", "rules", "sections", "trusted_issuers", "users", "teams", "owners", "from", "to", "approvals", "by",
+	"agents", "accounts", "sponsors", "disclosure", "first_time_open_pulls", "auto_merge"}
 
 func suggestKey(k string) string { return registry.Suggest(k, keys) }
 
@@ -28,8 +29,9 @@ const (
 var severities = []string{"error", "warning", "off"}
 
 var (
-	login = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?$`)
-	slug  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	trailer = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,62}$`)
+	login   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?$`)
+	slug    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
 // check finds everything wrong with a decoded policy, each at its line.
@@ -68,6 +70,20 @@ func (p *Policy) check() []LineError {
 	}
 	checkGroup(&p.Maintainers, "maintainers")
 	checkGroup(&p.Admins, "admins")
+	checkGroup(&p.Agents.Sponsors, "agents", "sponsors")
+	for i, a := range p.Agents.Accounts {
+		a = strings.TrimPrefix(a, "@")
+		p.Agents.Accounts[i] = a
+		if !login.MatchString(strings.TrimSuffix(a, "[bot]")) {
+			add(p.line("agents", "accounts", i), "agent %q is not a GitHub login", a)
+		}
+	}
+	if d := p.Agents.Disclosure; d != "" && !trailer.MatchString(d) {
+		add(p.line("agents", "disclosure"), "disclosure %q is not a trailer name (letters, digits and dashes, e.g. Assisted-by)", d)
+	}
+	if p.FirstTimeOpenPulls < 0 {
+		add(p.line("first_time_open_pulls"), "first_time_open_pulls must be 0 (no limit) or more, not %d", p.FirstTimeOpenPulls)
+	}
 	for _, name := range mapKeys(p.Aliases) {
 		g := p.Aliases[name]
 		if !slug.MatchString(name) || name == ByMaintainers || name == ByAdmins || name == ByOwners {

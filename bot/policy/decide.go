@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 type Review struct {
 	User        string
 	Bot         bool
+	Agent       bool   // an agent's account under the policy
 	State       string // approved, changes_requested, commented, dismissed (lower case)
 	CommitID    string
 	SubmittedAt time.Time
@@ -49,6 +51,16 @@ type Decision struct {
 	Outcomes []Outcome
 	Blockers []string // reviewers who may approve and requested changes
 	Ignored  []Ignored
+	// Unmet are rules about the pull request itself that no approval
+	// satisfies (an agent's missing disclosure, too many open pull
+	// requests): any blocks it.
+	Unmet []string
+}
+
+// Block adds an unmet rule: the decision is blocked.
+func (d *Decision) Block(reason string) {
+	d.Unmet = append(d.Unmet, reason)
+	d.State = Blocked
 }
 
 // Ignored is a review that did not count, and why.
@@ -92,8 +104,11 @@ func Decide(reqs []Requirement, author string, reviews []Review, j Judge) (Decis
 			continue
 		}
 		switch {
-		case r.Bot:
-			d.Ignored = append(d.Ignored, Ignored{r.User, "bots do not count"})
+		case r.Bot || strings.HasSuffix(r.User, "[bot]"):
+			d.Ignored = append(d.Ignored, Ignored{r.User, "bots and Apps do not count"})
+			continue
+		case r.Agent:
+			d.Ignored = append(d.Ignored, Ignored{r.User, "agents' approvals do not count"})
 			continue
 		case strings.EqualFold(r.User, author):
 			d.Ignored = append(d.Ignored, Ignored{r.User, "the pull request's author's own review does not count"})
@@ -179,6 +194,47 @@ func allNames(reqs []Requirement) []string {
 				out = append(out, n)
 			}
 		}
+	}
+	return out
+}
+
+// Overriders names who may override the policy: its admins.
+func (p *Policy) Overriders() Approvers { return p.admins() }
+
+// MayOverride says whether user may override the policy (let a pull
+// request or a commit through without what it requires, on record with a
+// reason). Bots never may.
+func (p *Policy) MayOverride(j Judge, user string, bot bool) (bool, error) {
+	if bot || user == "" || strings.HasSuffix(user, "[bot]") {
+		return false, nil
+	}
+	return p.admins().includes(j, user)
+}
+
+// Describe lists an approver set's members for people.
+func (a Approvers) Describe() string { return a.describe() }
+
+// MissingLines says what a decision still needs, one line per
+// requirement, each naming who can satisfy it.
+func (d Decision) MissingLines() []string {
+	out := append([]string(nil), d.Unmet...)
+	if len(d.Blockers) > 0 {
+		out = append(out, "changes requested by "+at(d.Blockers)+": their review blocks until they approve or it is dismissed")
+	}
+	for _, o := range d.Outcomes {
+		n := o.Missing()
+		if n == 0 {
+			continue
+		}
+		var who []string
+		for _, w := range o.Who {
+			who = append(who, w.Name+" ("+w.describe()+")")
+		}
+		noun := "approvals"
+		if n == 1 {
+			noun = "approval"
+		}
+		out = append(out, fmt.Sprintf("%d %s for %s (%s) from %s", n, noun, o.Rule, strings.Join(o.About, ", "), strings.Join(who, " or ")))
 	}
 	return out
 }

@@ -83,6 +83,19 @@ transitions:
   - {from: draft, to: active, approvals: 2, by: maintainers}
   - {to: deprecated, approvals: 1, by: admins}
 `)
+	ownersActivate := mustParse(t, base+`modules:
+  safety:
+    owners: {teams: [octo/safety]}
+transitions:
+  - {from: draft, to: active, by: owners}
+`)
+	move := func(from, to string) Change {
+		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12,
+			Before: &State{Module: "core", Status: from}, After: &State{Module: "safety", Status: to}}}}
+	}
+	deleted := func(status string) Change {
+		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12, Before: &State{Module: "core", Status: status}}}}
+	}
 	edit := func(module, from, to string, authors ...string) Change {
 		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12,
 			Before: &State{Module: module, Status: from, Authors: authors}, After: &State{Module: module, Status: to, Authors: authors}}}}
@@ -114,7 +127,11 @@ transitions:
 		{"a non-maintainer approves", one, sips, []Review{approve("nia", 1)}, Pending, sipRule, nil,
 			[]Ignored{{"nia", "not among those who may approve (maintainers)"}}},
 		{"a bot approves", one, sips, []Review{{User: "helper[bot]", Bot: true, State: "approved", CommitID: "head", SubmittedAt: at(1)}},
-			Pending, sipRule, nil, []Ignored{{"helper[bot]", "bots do not count"}}},
+			Pending, sipRule, nil, []Ignored{{"helper[bot]", "bots and Apps do not count"}}},
+		{"an App's approval without the bot flag", one, sips, []Review{approve("renovate[bot]", 1)},
+			Pending, sipRule, nil, []Ignored{{"renovate[bot]", "bots and Apps do not count"}}},
+		{"an agent's approval", one, sips, []Review{{User: "mia", Agent: true, State: "approved", CommitID: "head", SubmittedAt: at(1)}},
+			Pending, sipRule, nil, []Ignored{{"mia", "agents' approvals do not count"}}},
 		{"stale approval", one, sips, []Review{{User: "mia", State: "approved", CommitID: "old", SubmittedAt: at(1)}},
 			Pending, sipRule, nil, []Ignored{{"mia", StaleReason}}},
 		{"a comment after an approval keeps it", one, sips, []Review{approve("mia", 1),
@@ -165,10 +182,48 @@ transitions:
 			[]outcome{{"status (new) → active", []string{"SIP-13"}, 2, []string{"mia"}}}, nil, nil},
 		{"deprecation by an admin", full, edit("core", "active", "deprecated"), []Review{approve("ada", 1)}, Approved,
 			[]outcome{{"status active → deprecated", []string{"SIP-12"}, 1, []string{"ada"}}}, nil, nil},
-		{"moving a SIP between modules needs a maintainer", full, Change{SIPs: []SIPChange{{Path: "evaluations/SIP-12.md", Number: 12,
-			Before: &State{Module: "core", Status: "draft"}, After: &State{Module: "safety", Status: "draft"}}}},
-			[]Review{approve("sam", 1)}, Pending, []outcome{{"a SIP moved from module core to safety", []string{"SIP-12"}, 1, nil}}, nil,
-			[]Ignored{{"sam", "not among those who may approve (maintainers)"}}},
+		{"moving a SIP between modules needs both modules' say", full, move("draft", "draft"),
+			[]Review{approve("sam", 1)}, Pending, []outcome{
+				{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, nil},
+				{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"sam"}}}, nil, nil},
+		{"a maintainer moves a SIP alone", full, move("draft", "draft"), []Review{approve("mia", 1)}, Approved, []outcome{
+			{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"mia"}}}, nil, nil},
+		// A move plus a status change needs what each part needs: the new
+		// module's owner, whom the transition names, cannot take the SIP
+		// over alone.
+		{"move plus activation by the new module's owner", ownersActivate, move("draft", "active"), []Review{approve("sam", 1)}, Pending, []outcome{
+			{"status draft → active", []string{"SIP-12"}, 1, []string{"sam"}},
+			{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, nil},
+			{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"sam"}}}, nil, nil},
+		{"move plus activation with a maintainer too", ownersActivate, move("draft", "active"), []Review{approve("sam", 1), approve("mia", 2)}, Approved, []outcome{
+			{"status draft → active", []string{"SIP-12"}, 1, []string{"sam"}},
+			{"a SIP moved out of module core (to safety)", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP moved into module safety (from core)", []string{"SIP-12"}, 1, []string{"mia", "sam"}}}, nil, nil},
+		// Deleting is deprecating: it needs the deprecation rule's approvers
+		// as well as the maintainers.
+		{"deleting an active SIP with a maintainer", full, deleted("active"), []Review{approve("mia", 1)}, Pending, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP deleted (the registry deprecates it): status active → deprecated", []string{"SIP-12"}, 1, nil}}, nil, nil},
+		{"deleting an active SIP with an admin and a maintainer", full, deleted("active"), []Review{approve("mia", 1), approve("ada", 2)}, Approved, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP deleted (the registry deprecates it): status active → deprecated", []string{"SIP-12"}, 1, []string{"ada"}}}, nil, nil},
+		{"deleting a draft SIP is deprecating it too", full, deleted("draft"), []Review{approve("mia", 1)}, Pending, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}},
+			{"a SIP deleted (the registry deprecates it): status draft → deprecated", []string{"SIP-12"}, 1, nil}}, nil, nil},
+		{"deleting a deprecated SIP needs the maintainers only", full, deleted("deprecated"), []Review{approve("mia", 1)}, Approved, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}}}, nil, nil},
+		{"deleting without a deprecation rule needs the maintainers", one, deleted("active"), []Review{approve("mia", 1)}, Approved, []outcome{
+			{"a SIP deleted", []string{"SIP-12"}, 1, []string{"mia"}}}, nil, nil},
+		// A rename is a deletion and an addition: the old path's
+		// deprecation rule applies, and the new file's status.
+		{"rename plus edit", full, Change{SIPs: []SIPChange{
+			{Path: "evaluations/SIP-12.md", Number: 12, Before: &State{Module: "safety", Status: "active"}},
+			{Path: "evaluations/SIP-13.md", Number: 12, After: &State{Module: "safety", Status: "active"}}}},
+			[]Review{approve("sam", 1)}, Pending, []outcome{
+				{"a SIP deleted", []string{"SIP-12"}, 1, nil},
+				{"a SIP deleted (the registry deprecates it): status active → deprecated", []string{"SIP-12"}, 1, nil},
+				{"status (new) → active", []string{"SIP-12"}, 2, nil}}, nil, []Ignored{{"sam", "not among those who may approve (maintainers, admins)"}}},
 		{"no change, nothing needed", one, Change{}, nil, Approved, nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,6 +277,95 @@ func TestHandles(t *testing.T) {
 		t.Run(tc.in, func(t *testing.T) {
 			if got := registry.Handles(tc.in); !cmp.Equal(got, tc.want) {
 				t.Errorf("Handles(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAgentRules: an agent's pull request needs a human sponsor besides
+// what its change needs; the disclosure trailer is found in either text.
+func TestAgentRules(t *testing.T) {
+	p := mustParse(t, "maintainers:\n  teams: [octo/editors]\nagents:\n  accounts: [devin-bot, Copilot]\n  sponsors: {users: [sam]}\n")
+	j := fakeJudge{teams: map[string][]string{"octo/editors": {"mia"}}}
+	if !p.IsAgent("copilot") || p.IsAgent("mia") {
+		t.Errorf("IsAgent: copilot %v, mia %v", p.IsAgent("copilot"), p.IsAgent("mia"))
+	}
+	reqs := append(p.Requirements(Change{SIPs: []SIPChange{{Path: "evaluations/SIP-3.md", Number: 3,
+		Before: &State{Module: "core", Status: "draft"}, After: &State{Module: "core", Status: "draft"}}}}), p.AuthorRequirements("devin-bot")...)
+	for _, tc := range []struct {
+		name    string
+		reviews []string
+		want    string
+	}{
+		{"a maintainer alone", []string{"mia"}, Pending},
+		{"the sponsor alone", []string{"sam"}, Pending},
+		{"a maintainer and the sponsor", []string{"mia", "sam"}, Approved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rs []Review
+			for _, u := range tc.reviews {
+				rs = append(rs, Review{User: u, State: "approved", CommitID: "head"})
+			}
+			d, err := Decide(reqs, "devin-bot", rs, j)
+			if err != nil || d.State != tc.want {
+				t.Errorf("state = %s, %v; want %s (%+v)", d.State, err, tc.want, d.Outcomes)
+			}
+		})
+	}
+	if got := p.AuthorRequirements("mia"); got != nil {
+		t.Errorf("a human's pull request: %+v, want none", got)
+	}
+	if p.Disclosure() != DefaultDisclosure {
+		t.Errorf("disclosure = %q", p.Disclosure())
+	}
+	for _, tc := range []struct {
+		texts []string
+		want  bool
+	}{
+		{[]string{"Adds SIP-3.\n\nAssisted-by: Devin (model x)"}, true},
+		{[]string{"", "fix\n\nassisted-by:  Claude"}, true},
+		{[]string{"Assisted-by:"}, false},
+		{[]string{"I was assisted by nobody"}, false},
+	} {
+		if got := Discloses(p.Disclosure(), tc.texts...); got != tc.want {
+			t.Errorf("Discloses(%q) = %v, want %v", tc.texts, got, tc.want)
+		}
+	}
+	d := Decision{State: Approved}
+	d.Block("no disclosure")
+	if d.State != Blocked || d.Title() != "Blocked: no disclosure" || d.MissingLines()[0] != "no disclosure" {
+		t.Errorf("blocked decision: %+v %q", d, d.Title())
+	}
+}
+
+func TestSafeEdit(t *testing.T) {
+	p := mustParse(t, "auto_merge: true\nagents: {accounts: [bot-writer]}\n")
+	draft := func(before, after *State) Change {
+		return Change{SIPs: []SIPChange{{Path: "evaluations/SIP-3.md", Number: 3, Before: before, After: after}}}
+	}
+	mine := &State{Module: "core", Status: "draft", Authors: []string{"ada", "bot-writer"}}
+	for _, tc := range []struct {
+		name   string
+		policy *Policy
+		change Change
+		author string
+		want   bool
+	}{
+		{"an author edits their draft", p, draft(mine, mine), "Ada", true},
+		{"without auto_merge", mustParse(t, ""), draft(mine, mine), "ada", false},
+		{"someone else edits it", p, draft(mine, mine), "eve", false},
+		{"an author activates it", p, draft(mine, &State{Module: "core", Status: "active"}), "ada", false},
+		{"an author moves it", p, draft(mine, &State{Module: "safety", Status: "draft"}), "ada", false},
+		{"an author edits an active SIP", p, draft(&State{Module: "core", Status: "active", Authors: []string{"ada"}}, &State{Module: "core", Status: "active"}), "ada", false},
+		{"an author deletes it", p, draft(mine, nil), "ada", false},
+		{"a new draft", p, draft(nil, mine), "ada", false},
+		{"and the policy too", p, Change{SIPs: draft(mine, mine).SIPs, Governance: []string{Path}}, "ada", false},
+		{"and another file", p, Change{SIPs: draft(mine, mine).SIPs, Other: []string{"evaluations/x.md"}}, "ada", false},
+		{"an agent among the authors", p, draft(mine, mine), "bot-writer", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.policy.SafeEdit(tc.change, tc.author); got != tc.want {
+				t.Errorf("SafeEdit = %v, want %v", got, tc.want)
 			}
 		})
 	}

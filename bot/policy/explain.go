@@ -16,6 +16,9 @@ func (d Decision) Title() string {
 		}
 		return "Approved"
 	case Blocked:
+		if len(d.Unmet) > 0 {
+			return truncate("Blocked: "+d.Unmet[0], 200)
+		}
 		return "Changes requested by " + at(d.Blockers)
 	}
 	var waiting []string
@@ -35,7 +38,12 @@ func (d Decision) Explain() string {
 	case Approved:
 		b.WriteString("Every rule that applies is met.\n\n")
 	case Blocked:
-		fmt.Fprintf(&b, "Changes requested by %s: their review blocks until they approve or it is dismissed.\n\n", at(d.Blockers))
+		for _, u := range d.Unmet {
+			fmt.Fprintf(&b, "Blocked: %s.\n\n", u)
+		}
+		if len(d.Blockers) > 0 {
+			fmt.Fprintf(&b, "Changes requested by %s: their review blocks until they approve or it is dismissed.\n\n", at(d.Blockers))
+		}
 	default:
 		b.WriteString("Waiting for approvals.\n\n")
 	}
@@ -77,6 +85,21 @@ func (p *Policy) Summary() string {
 		extra = append(extra, "merging the base branch into the pull request keeps approvals while what the pull request changes stays the same")
 	} else {
 		extra = append(extra, "approvals given before the latest change to a SIP or governance file do not count")
+	}
+	extra = append(extra, "approvals by bots and Apps never count")
+	if len(p.Agents.Accounts) > 0 {
+		sponsors := "a maintainer"
+		if !p.Agents.Sponsors.Empty() {
+			sponsors = "a sponsor (" + Approvers{Group: p.Expand(p.Agents.Sponsors)}.describe() + ")"
+		}
+		extra = append(extra, fmt.Sprintf("the agents %s may author pull requests, which need the approval of %s, a human, and a `%s:` line "+
+			"in the description or the head commit's message; an agent's approval never counts", at(p.Agents.Accounts), sponsors, p.Disclosure()))
+	}
+	if p.AutoMerge {
+		extra = append(extra, "an author of a draft SIP editing only that draft (which stays a draft) needs no approval, and the App merges the pull request once every check is green")
+	}
+	if p.FirstTimeOpenPulls > 0 {
+		extra = append(extra, fmt.Sprintf("a first-time contributor may have at most %d open pull requests at once", p.FirstTimeOpenPulls))
 	}
 	return fmt.Sprintf("\nPolicy (`%s` on the default branch): the pull request's author's own approval does not count; %s; "+
 		"a request for changes by a reviewer whose approval would count blocks.\n", Path, strings.Join(extra, "; "))

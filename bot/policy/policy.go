@@ -44,6 +44,54 @@ type Group struct {
 // Empty reports whether the group names nobody.
 func (g Group) Empty() bool { return len(g.Users)+len(g.Teams)+len(g.Aliases) == 0 }
 
+// Agents configures pull requests written by AI agents.
+type Agents struct {
+	// Accounts are the GitHub logins of agents.
+	Accounts []string `yaml:"accounts"`
+	// Sponsors are the humans whose approval an agent's pull request
+	// needs (default: the maintainers).
+	Sponsors Group `yaml:"sponsors"`
+	// Disclosure is the trailer an agent's pull request must carry, in
+	// its description or its head commit's message, e.g.
+	// "Assisted-by: <agent and model>" (default Assisted-by).
+	Disclosure string `yaml:"disclosure"`
+}
+
+// DefaultDisclosure is the trailer an agent's pull request carries when
+// the policy names none.
+const DefaultDisclosure = "Assisted-by"
+
+// IsAgent says whether login is an agent's account under the policy.
+func (p *Policy) IsAgent(login string) bool {
+	for _, a := range p.Agents.Accounts {
+		if strings.EqualFold(a, login) {
+			return true
+		}
+	}
+	return false
+}
+
+// Disclosure is the trailer agents' pull requests carry.
+func (p *Policy) Disclosure() string {
+	if p.Agents.Disclosure == "" {
+		return DefaultDisclosure
+	}
+	return p.Agents.Disclosure
+}
+
+// Discloses says whether one of texts has a line "<trailer>: <value>".
+func Discloses(trailer string, texts ...string) bool {
+	for _, t := range texts {
+		for _, line := range strings.Split(t, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && strings.EqualFold(strings.TrimSpace(k), trailer) && strings.TrimSpace(v) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Module is the owners of the SIPs of one module.
 type Module struct {
 	// Owners approve changes to the module's SIPs, besides the maintainers.
@@ -116,6 +164,18 @@ type Policy struct {
 	// Sections lists the level-2 headings a SIP body of a type must have
 	// (body-sections); a type not listed keeps the defaults.
 	Sections map[string][]string `yaml:"sections"`
+	// Agents are the accounts of AI agents: they may author pull
+	// requests, which then need a human sponsor's approval and a
+	// disclosure; their own approvals never count.
+	Agents Agents `yaml:"agents"`
+	// FirstTimeOpenPulls, when above 0, is how many pull requests a
+	// first-time contributor may have open at once: beyond it, each of
+	// their pull requests is blocked until others close.
+	FirstTimeOpenPulls int `yaml:"first_time_open_pulls"`
+	// AutoMerge lets the App merge safe edits by itself: an author of a
+	// draft SIP (named in it on the default branch) editing only that
+	// draft, which stays a draft in its module, with every check green.
+	AutoMerge bool `yaml:"auto_merge"`
 
 	root *yaml.Node
 }

@@ -137,10 +137,10 @@ func runPolicyExplain(e env, args []string) int {
 	var reviews []policy.Review
 	for _, u := range strings.Split(*approvedBy, ",") {
 		if u = strings.TrimSpace(strings.TrimPrefix(u, "@")); u != "" {
-			reviews = append(reviews, policy.Review{User: u, State: policy.Approved})
+			reviews = append(reviews, policy.Review{User: u, State: policy.Approved, Agent: p.IsAgent(u)})
 		}
 	}
-	d, err := policy.Decide(p.Requirements(change), *author, reviews, localJudge{})
+	d, err := policy.Decide(p.RequirementsFor(change, *author), *author, reviews, localJudge{})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sip policy explain: %v\n", err)
 		return exitInternal

@@ -70,6 +70,17 @@ func TestPolicyExplain(t *testing.T) {
 		!strings.Contains(out, "Waiting for 1 approval from maintainers (SIP-13)") {
 		t.Errorf("an activation with one maintainer: exit %d\n%s", code, out)
 	}
+	// An agent's pull request needs a sponsor; an agent's approval does
+	// not count; the summary states the agent rules.
+	agents := filepath.Join(t.TempDir(), "agents.yml")
+	os.WriteFile(agents, []byte("maintainers: {users: [mia, max]}\nagents: {accounts: [devin-ai], sponsors: {users: [sam]}}\n"), 0o644)
+	code, out, _ = runSip(t, "policy", "explain", "--base", "HEAD", "--policy", agents, "--author", "devin-ai", "--approved-by", "mia,max", evals)
+	if code != exitData || !strings.Contains(out, "a pull request by an agent: a human sponsor") || !strings.Contains(out, "`Assisted-by:` line") {
+		t.Errorf("an agent's pull request approved by maintainers only: exit %d\n%s", code, out)
+	}
+	if _, out, _ := runSip(t, "policy", "explain", "--base", "HEAD", "--policy", agents, "--author", "bob", "--approved-by", "devin-ai", evals); !strings.Contains(out, "@devin-ai: agents' approvals do not count") {
+		t.Errorf("an agent's approval:\n%s", out)
+	}
 	if code, _, errOut := runSip(t, "policy", "explain", "--base", "HEAD", "--policy", filepath.Join(repo, "missing.yml"), evals); code != exitConfig {
 		t.Errorf("a missing policy file: exit %d %s", code, errOut)
 	}

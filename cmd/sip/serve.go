@@ -281,7 +281,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger: log, Version: version, BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {
-		cfg.Webhook = app.Webhook
+		cfg.Webhook, cfg.ReadyDetails = app.Webhook, app.ReadyDetails
 	}
 	srv := api.NewServer(cfg)
 	if app != nil {

@@ -149,28 +149,64 @@ func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (_ int, e
 	return int(tag.RowsAffected()), err
 }
 
-// PutRepository adds or updates a repository.
-func (s *Store) PutRepository(ctx context.Context, r *inbox.Repository) (err error) {
+// RepositoryEpoch counts the deactivations of repositories so far.
+func (s *Store) RepositoryEpoch(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "RepositoryEpoch")
+	var epoch int64
+	err = s.pool.QueryRow(ctx, "SELECT epoch FROM github_repository_epoch WHERE id = 1").Scan(&epoch)
+	return epoch, err
+}
+
+// PutRepository adds or updates a repository unless the epoch moved past
+// epoch. The epoch's row is locked for share during the write, so a
+// deactivation either waits for it or is seen by it.
+func (s *Store) PutRepository(ctx context.Context, r *inbox.Repository, epoch int64) (err error) {
 	defer wrap(&err, "PutRepository %s", r.FullName)
-	_, err = s.pool.Exec(ctx, `INSERT INTO github_repositories AS g (id, installation_id, full_name, default_branch, clone_url, active, updated_at)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	var current int64
+	if err := tx.QueryRow(ctx, "SELECT epoch FROM github_repository_epoch WHERE id = 1 FOR SHARE").Scan(&current); err != nil {
+		return err
+	}
+	if current != epoch {
+		return fmt.Errorf("a repository was removed since epoch %d: %w", epoch, registry.ErrConflict)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO github_repositories AS g (id, installation_id, full_name, default_branch, clone_url, active, updated_at)
 		VALUES ($1, $2, $3, $4, $5, TRUE, $6) ON CONFLICT (id) DO UPDATE SET installation_id = excluded.installation_id,
 		full_name = excluded.full_name, active = TRUE, updated_at = excluded.updated_at,
 		default_branch = CASE WHEN excluded.default_branch = '' THEN g.default_branch ELSE excluded.default_branch END,
 		clone_url = CASE WHEN excluded.clone_url = '' THEN g.clone_url ELSE excluded.clone_url END`,
-		r.ID, r.InstallationID, r.FullName, r.DefaultBranch, r.CloneURL, r.UpdatedAt)
-	return err
-}
-
-// DeactivateRepositories marks repositories inactive.
-func (s *Store) DeactivateRepositories(ctx context.Context, installationID int64, ids []int64, at time.Time) (err error) {
-	defer wrap(&err, "DeactivateRepositories")
-	if len(ids) == 0 {
-		_, err = s.pool.Exec(ctx, "UPDATE github_repositories SET active = FALSE, updated_at = $1 WHERE installation_id = $2", at, installationID)
+		r.ID, r.InstallationID, r.FullName, r.DefaultBranch, r.CloneURL, r.UpdatedAt); err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, "UPDATE github_repositories SET active = FALSE, updated_at = $1 WHERE installation_id = $2 AND id = ANY($3)",
-		at, installationID, ids)
-	return err
+	return tx.Commit(ctx)
+}
+
+// DeactivateRepositories moves the epoch on and marks
+// repositories inactive, in one transaction.
+func (s *Store) DeactivateRepositories(ctx context.Context, installationID int64, ids []int64, at time.Time) (err error) {
+	defer wrap(&err, "DeactivateRepositories")
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "UPDATE github_repository_epoch SET epoch = epoch + 1 WHERE id = 1"); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		_, err = tx.Exec(ctx, "UPDATE github_repositories SET active = FALSE, updated_at = $1 WHERE installation_id = $2", at, installationID)
+	} else {
+		_, err = tx.Exec(ctx, "UPDATE github_repositories SET active = FALSE, updated_at = $1 WHERE installation_id = $2 AND id = ANY($3)",
+			at, installationID, ids)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // Repositories lists the active repositories by name.

@@ -27,6 +27,8 @@ func RunDeliveryStoreTests(t *testing.T, open func(t *testing.T) inbox.Store) {
 		{"ConcurrentEnqueueOfOneID", testDeliveryConcurrentEnqueue},
 		{"StatsAndPrune", testDeliveryStatsPrune},
 		{"Repositories", testRepositories},
+		{"Verification", testVerification},
+		{"Overrides", testOverrides},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -285,7 +287,11 @@ func testRepositories(t *testing.T, s inbox.Store) {
 	put := func(r inbox.Repository) {
 		t.Helper()
 		r.UpdatedAt = t0
-		if err := s.PutRepository(ctx, &r); err != nil {
+		epoch, err := s.RepositoryEpoch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutRepository(ctx, &r, epoch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,7 +319,81 @@ func testRepositories(t *testing.T, s inbox.Store) {
 	if len(rs) != 2 || rs[0].FullName != "octo/another" || rs[1].FullName != "octo/sips" {
 		t.Fatalf("after uninstalling 8 and adding 1 back: %+v", rs)
 	}
-	if err := s.PutRepository(ctx, &inbox.Repository{ID: 9, FullName: "no-slash", UpdatedAt: t0}); !errors.Is(err, registry.ErrInvalid) {
+	epoch, err := s.RepositoryEpoch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutRepository(ctx, &inbox.Repository{ID: 9, FullName: "no-slash", UpdatedAt: t0}, epoch); !errors.Is(err, registry.ErrInvalid) {
 		t.Errorf("a repository name without owner: %v, want ErrInvalid", err)
+	}
+
+	// A listing read before a removal cannot bring the repository back:
+	// its epoch is stale once the removal is processed.
+	stale := epoch
+	if err := s.DeactivateRepositories(ctx, 7, []int64{2}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := s.RepositoryEpoch(ctx); now != stale+1 {
+		t.Errorf("epoch after a removal = %d, want %d", now, stale+1)
+	}
+	err = s.PutRepository(ctx, &inbox.Repository{ID: 2, InstallationID: 7, FullName: "octo/sips", UpdatedAt: t0}, stale)
+	if !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("a write under a stale epoch: %v, want ErrConflict", err)
+	}
+	// So is one of another installation (a repository can move between
+	// installations), and a new one.
+	err = s.PutRepository(ctx, &inbox.Repository{ID: 2, InstallationID: 8, FullName: "octo/sips", UpdatedAt: t0}, stale)
+	if !errors.Is(err, registry.ErrConflict) {
+		t.Errorf("the repository under another installation, with a stale epoch: %v, want ErrConflict", err)
+	}
+	rs, _ = s.Repositories(ctx)
+	if len(rs) != 1 || rs[0].FullName != "octo/another" {
+		t.Errorf("after a stale write: %+v, want octo/another only", rs)
+	}
+}
+
+func testVerification(t *testing.T, s inbox.Store) {
+	ctx := t.Context()
+	if _, err := s.Verification(ctx, 1); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("verification of a repository never verified: %v, want ErrNotFound", err)
+	}
+	want := inbox.Verification{RepoID: 1, Refused: "abc", Missing: "1 approval from admins", Issue: 7, UpdatedAt: t0}
+	if err := s.PutVerification(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	want.Refused, want.Missing, want.UpdatedAt = "", "", t0.Add(time.Minute)
+	if err := s.PutVerification(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Verification(ctx, 1)
+	if err != nil || *got != want {
+		t.Errorf("verification = %+v, %v; want %+v", got, err, want)
+	}
+}
+
+func testOverrides(t *testing.T, s inbox.Store) {
+	ctx := t.Context()
+	o := inbox.Override{CommentID: 11, RepoID: 1, Subject: "commit:abc", By: "ada", Reason: "hotfix reviewed on a call", At: t0}
+	if fresh, err := s.AddOverride(ctx, &o); err != nil || !fresh {
+		t.Fatalf("first override: %v, %v", fresh, err)
+	}
+	replay := o
+	replay.Reason, replay.At = "edited later", t0.Add(time.Hour)
+	if fresh, err := s.AddOverride(ctx, &replay); err != nil || fresh {
+		t.Errorf("the same comment again: fresh = %v, %v; want false", fresh, err)
+	}
+	other := inbox.Override{CommentID: 12, RepoID: 1, Subject: "pull:3@def", By: "ada", Reason: "x", At: t0}
+	if _, err := s.AddOverride(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Overrides(ctx, 1, "commit:abc")
+	if err != nil || len(got) != 1 || *got[0] != o {
+		t.Errorf("overrides = %+v, %v; want the first only, as recorded", got, err)
+	}
+	for _, bad := range []inbox.Override{{CommentID: 13, RepoID: 1, Subject: "commit:abc", By: "ada", At: t0},
+		{CommentID: 14, RepoID: 1, Subject: "commit:abc", Reason: "no one", At: t0}} {
+		if _, err := s.AddOverride(ctx, &bad); !errors.Is(err, registry.ErrInvalid) {
+			t.Errorf("override %+v: %v, want ErrInvalid", bad, err)
+		}
 	}
 }

@@ -150,21 +150,45 @@ func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) (_ int, e
 	return int(n), nil
 }
 
-// PutRepository adds or updates a repository.
-func (s *Store) PutRepository(ctx context.Context, r *inbox.Repository) (err error) {
+// RepositoryEpoch counts the deactivations of repositories so far.
+func (s *Store) RepositoryEpoch(ctx context.Context) (_ int64, err error) {
+	defer wrap(&err, "RepositoryEpoch")
+	var epoch int64
+	err = s.queryRow(ctx, "SELECT epoch FROM github_repository_epoch WHERE id = 1").Scan(&epoch)
+	return epoch, err
+}
+
+// PutRepository adds or updates a repository unless the epoch moved past
+// epoch: one statement, so no deactivation slips between
+// the comparison and the write.
+func (s *Store) PutRepository(ctx context.Context, r *inbox.Repository, epoch int64) (err error) {
 	defer wrap(&err, "PutRepository %s", r.FullName)
-	_, err = s.exec(ctx, `INSERT INTO github_repositories (id, installation_id, full_name, default_branch, clone_url, active, updated_at)
-		VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (id) DO UPDATE SET installation_id = excluded.installation_id,
+	res, err := s.exec(ctx, `INSERT INTO github_repositories (id, installation_id, full_name, default_branch, clone_url, active, updated_at)
+		SELECT ?, ?, ?, ?, ?, 1, ?
+		WHERE (SELECT epoch FROM github_repository_epoch WHERE id = 1) = ?
+		ON CONFLICT (id) DO UPDATE SET installation_id = excluded.installation_id,
 		full_name = excluded.full_name, active = 1, updated_at = excluded.updated_at,
 		default_branch = CASE WHEN excluded.default_branch = '' THEN github_repositories.default_branch ELSE excluded.default_branch END,
 		clone_url = CASE WHEN excluded.clone_url = '' THEN github_repositories.clone_url ELSE excluded.clone_url END`,
-		r.ID, r.InstallationID, r.FullName, r.DefaultBranch, r.CloneURL, formatTime(r.UpdatedAt))
-	return err
+		r.ID, r.InstallationID, r.FullName, r.DefaultBranch, r.CloneURL, formatTime(r.UpdatedAt), epoch)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("a repository was removed since epoch %d: %w", epoch, registry.ErrConflict)
+	}
+	return nil
 }
 
-// DeactivateRepositories marks repositories inactive.
+// DeactivateRepositories moves the epoch on, then marks
+// repositories inactive: a write under the old epoch fails from the first
+// statement on, and a listing read under the new one is newer than the
+// removal.
 func (s *Store) DeactivateRepositories(ctx context.Context, installationID int64, ids []int64, at time.Time) (err error) {
 	defer wrap(&err, "DeactivateRepositories")
+	if _, err := s.exec(ctx, "UPDATE github_repository_epoch SET epoch = epoch + 1 WHERE id = 1"); err != nil {
+		return err
+	}
 	if len(ids) == 0 {
 		_, err = s.exec(ctx, "UPDATE github_repositories SET active = 0, updated_at = ? WHERE installation_id = ?", formatTime(at), installationID)
 		return err
