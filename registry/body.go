@@ -24,7 +24,9 @@ var DefaultSections = map[Type][]string{
 }
 
 // defaultEvaluationSections apply to every evaluation type without its own.
-var defaultEvaluationSections = []string{"How it runs | Procedure", "Passing | Scoring | Grading"}
+// A heading matches when it starts with one of the alternatives (see
+// headingKey), so "Passing Score" is a Passing section.
+var defaultEvaluationSections = []string{"How it runs | Procedure | Certification process", "Passing | Scoring | Grading | Rubric"}
 
 // maxPerRule bounds the problems one body rule reports in one file: a body
 // with ten thousand broken links gets this many and a count of the rest.
@@ -210,6 +212,11 @@ type BodyOptions struct {
 	// to files that are not SIPs; known is false when it cannot tell
 	// (such links are then not checked).
 	Exists func(path string) (exists, known bool)
+	// Root is the repository's root as a path like the documents' (e.g.
+	// "../.." when they are read from a folder below it); empty when the
+	// documents' paths are relative to the root. Links starting with /
+	// are resolved against it.
+	Root string
 }
 
 // sectionsFor are the required sections of a type.
@@ -237,8 +244,8 @@ func isExternal(dest string) bool {
 }
 
 // resolve turns a relative link of the file at from into a repository
-// path and fragment.
-func resolve(from, dest string) (target, fragment string) {
+// path and fragment; a link starting with / starts at root.
+func resolve(from, dest, root string) (target, fragment string) {
 	dest, fragment, _ = strings.Cut(dest, "#")
 	if p, err := url.PathUnescape(dest); err == nil {
 		dest = p
@@ -247,7 +254,7 @@ func resolve(from, dest string) (target, fragment string) {
 		return "", fragment
 	}
 	if strings.HasPrefix(dest, "/") {
-		return path.Clean(strings.TrimPrefix(dest, "/")), fragment
+		return path.Join(root, strings.TrimPrefix(dest, "/")), fragment
 	}
 	return path.Join(path.Dir(from), dest), fragment
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -142,12 +140,8 @@ func Parse(path string, content []byte) *Document {
 
 	var root yaml.Node
 	if err := yaml.Unmarshal(fm, &root); err != nil {
-		line, msg := yamlErrorLine(err)
-		at := Span{Line: open, Column: 1}
-		if line > 0 {
-			at = Span{Line: open + line, Column: 1}
-		}
-		ps.errorf("yaml-syntax", at, "Fix the YAML; quote strings that contain `: ` or `#`, and indent with spaces, not tabs.", "%s", msg)
+		e := locateYAMLError(fm, err)
+		ps.errorf("yaml-syntax", Span{Line: open + e.line, Column: e.column}, "Fix the YAML; quote strings that contain `: ` or `#`, and indent with spaces, not tabs.", "%s", e.message)
 		return doc
 	}
 	if root.Kind == 0 || len(root.Content) == 0 || isNull(root.Content[0]) {
@@ -206,19 +200,6 @@ func openingLine(content []byte) int {
 		}
 	}
 	return 0
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlErrorLine splits a yaml.v3 error into its line (0 if none) and a
-// message without the "yaml: " prefix.
-func yamlErrorLine(err error) (int, string) {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n, "YAML syntax error: " + m[2]
-	}
-	return 0, "YAML syntax error: " + strings.TrimPrefix(msg, "yaml: ")
 }
 
 // describeBody returns the first paragraph of a Markdown body, as one line,

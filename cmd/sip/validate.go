@@ -81,15 +81,18 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(2 << 30)
 
-	files, err := readPaths(paths)
+	set, err := readSet(paths)
 	if err != nil {
 		return fail(exitNoInput, "Name a SIP file or a folder of them (default evaluations); sip new writes a first one.", "%v", err)
 	}
-	opts := registry.Options{Dir: sipFolder(paths)}
+	files := set.files
+	opts := registry.Options{Dir: set.dir}
 	if err := applyConfig(*config, &opts); err != nil {
 		return fail(exitConfig, "Fix the policy file (sip policy check FILE says where), or name another with --config.", "%v", err)
 	}
-	opts.Body.Exists = localFiles
+	links := set.linkChecker()
+	opts.Body.Exists = links.exists
+	opts.Body.Root = set.root
 	if *base != "" {
 		snap, err := baseSnapshot(paths, *base)
 		if err != nil {
@@ -104,14 +107,17 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		}
 		opts.Key = k
 	}
-	problems := registry.Validate(registry.ParseFiles(files), opts)
+	problems := set.reported(registry.Validate(registry.ParseFiles(files), opts))
 	sources := make(map[string][]byte, len(files))
 	for _, f := range files {
 		sources[f.Path] = f.Content
 	}
-	if err := report.Write(e.stdout, *format, report.Result{Files: len(files), Problems: problems, Sources: sources, Color: useColor}, sipTool()); err != nil {
+	if err := report.Write(e.stdout, *format, report.Result{Files: set.named, Problems: problems, Sources: sources, Color: useColor}, sipTool()); err != nil {
 		fmt.Fprintf(e.stderr, "sip validate: %v\n", err)
 		return exitInternal
+	}
+	if note := links.notice(); note != "" {
+		fmt.Fprintf(e.stderr, "sip validate: note: %s\n", note)
 	}
 	if errs, _ := registry.Count(problems); errs > 0 {
 		return exitData
@@ -162,16 +168,6 @@ func failer(e env, cmd string, asJSON bool) func(code int, hint, format string, 
 		}
 		return code
 	}
-}
-
-// localFiles says whether a path a SIP body links to exists, for paths
-// inside the current folder (others are not judged).
-func localFiles(p string) (exists, known bool) {
-	if !filepath.IsLocal(filepath.FromSlash(p)) {
-		return false, false
-	}
-	_, err := os.Stat(filepath.FromSlash(p))
-	return err == nil, true
 }
 
 // readPaths reads the SIP files under every path, each file once.
@@ -226,17 +222,4 @@ func baseSnapshot(paths []string, rev string) (*registry.Snapshot, error) {
 		files = append(files, got...)
 	}
 	return &registry.Snapshot{Name: r.Name, Docs: registry.ParseFiles(files)}, nil
-}
-
-// sipFolder is the SIP folder being validated: the one folder named, whose
-// subfolders hold no SIPs. Loose files, or several paths, have none.
-func sipFolder(paths []string) string {
-	if len(paths) != 1 {
-		return ""
-	}
-	p := filepath.ToSlash(filepath.Clean(paths[0]))
-	if info, err := os.Stat(p); err != nil || !info.IsDir() {
-		return ""
-	}
-	return p
 }
