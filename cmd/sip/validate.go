@@ -76,16 +76,12 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		paths = []string{"evaluations"}
 	}
 
-	// A validation run is short and allocation-heavy (YAML nodes): trade
-	// memory for fewer collections. The limit keeps a huge tree in check.
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(2 << 30)
-
 	set, err := readSet(paths)
 	if err != nil {
 		return fail(exitNoInput, "Name a SIP file or a folder of them (default evaluations); sip new writes a first one.", "%v", err)
 	}
 	files := set.files
+	setMemoryBudget(files)
 	opts := registry.Options{Dir: set.dir}
 	if err := applyConfig(*config, &opts); err != nil {
 		return fail(exitConfig, "Fix the policy file (sip policy check FILE says where), or name another with --config.", "%v", err)
@@ -222,4 +218,21 @@ func baseSnapshot(paths []string, rev string) (*registry.Snapshot, error) {
 		files = append(files, got...)
 	}
 	return &registry.Snapshot{Name: r.Name, Docs: registry.ParseFiles(files)}, nil
+}
+
+// setMemoryBudget tunes the collector for one validation run, which is
+// short and allocation-heavy (YAML nodes): collections are rare (GOGC
+// 400) until the heap reaches five times the input or 256 MiB, whichever
+// is more; then the soft limit collects as often as it takes. What stays
+// live is about 2.7 times the input (measured on SafeMolt's corpus ×250:
+// 129 MB for 48 MB), so the limit is never a ceiling the collector
+// thrashes against. Measured on that corpus: 0.28 GB peak RSS instead of
+// 0.73 GB with GOGC 400 alone, for about 5% more CPU.
+func setMemoryBudget(files []registry.File) {
+	var input int64
+	for _, f := range files {
+		input += int64(len(f.Content))
+	}
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(max(256<<20, 5*input))
 }
