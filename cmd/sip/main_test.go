@@ -42,6 +42,8 @@ func TestValidateExitCodes(t *testing.T) {
 		{"one file", []string{"validate", bundled + "/SIP-2.md"}, exitOK, "1 file, 0 errors"},
 		{"corpus has errors", []string{"validate", corpus}, exitData, "SIP-7.md:179:3: error [config-invalid] rubric max_score values sum to 105, not 100"},
 		{"flags after paths", []string{"validate", corpus, "--format", "json"}, exitData, `"rule": "handler-unknown"`},
+		{"quiet", []string{"validate", "--quiet", corpus}, exitData, "warnings not shown: --quiet"},
+		{"verbose", []string{"validate", "--verbose", "../../registry/testdata/safemolt"}, exitData, "[config-deprecated]"},
 		{"missing path", []string{"validate", "no/such/dir"}, exitNoInput, "does not exist"},
 		{"folder without SIPs", []string{"validate", empty}, exitNoInput, "holds no SIP"},
 		{"unknown format", []string{"validate", "--format", "xml", bundled}, exitUsage, "unknown --format"},

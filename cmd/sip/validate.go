@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/sipregistry/sip/bot/policy"
@@ -27,6 +28,10 @@ With --base REV the edit rules also apply: each SIP is compared with the
 same path at git revision REV (sip and id never change, a changed SIP
 raises version and updated_at, status only moves forward, no SIP file is
 deleted).
+
+The text format shows the first 20 problems of each rule in full and
+counts the rest in one line per rule (--verbose shows all); --quiet shows
+errors only. JSON and SARIF always hold every problem.
 
 With --sealing-key FILE (or SIP_SEALING_KEY_FILE) each sealed benchmark
 answer must also open with the registry's key to one of its choices, as
@@ -47,12 +52,14 @@ func sipTool() report.Tool {
 }
 
 func runValidate(ctx context.Context, e env, args []string) int {
-	fs := newFlagSet("validate", "[--format text|json|sarif|github] [--base REV] [--color auto|always|never] [PATH...] | --list-rules", validateAbout)
+	fs := newFlagSet("validate", "[--format text|json|sarif|github] [--base REV] [--color auto|always|never] [--verbose|--quiet] [PATH...] | --list-rules", validateAbout)
 	format := fs.String("format", "text", "output format: "+strings.Join(report.Formats, ", "))
 	base := fs.String("base", "", "git revision to apply the edit rules against, e.g. origin/main")
 	keyFile := fs.String("sealing-key", e.getenv("SIP_SEALING_KEY_FILE"), "the registry's sealing key: sealed answers must open with it to one of their choices (default $SIP_SEALING_KEY_FILE)")
 	color := fs.String("color", "auto", "colour the text format: auto (on a terminal, unless NO_COLOR is set), always or never")
 	config := fs.String("config", "", "the repository's policy file, for its `rules` (severity per rule) and `sections` (default "+policy.Path+" when it exists)")
+	verbose := fs.Bool("verbose", false, "text format: show every problem (by default each rule's first "+strconv.Itoa(report.GroupShown)+" are shown and the rest counted)")
+	quiet := fs.Bool("quiet", false, "text and github formats: show errors only (JSON and SARIF always hold every problem)")
 	listRules := fs.Bool("list-rules", false, "list every rule (id, severity, scope, what it requires) and exit; --format json for a list of objects")
 	paths, code, ok := parseFlags(fs, e, args)
 	if !ok {
@@ -108,7 +115,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	for _, f := range files {
 		sources[f.Path] = f.Content
 	}
-	if err := report.Write(e.stdout, *format, report.Result{Files: set.named, Problems: problems, Sources: sources, Color: useColor}, sipTool()); err != nil {
+	if err := report.Write(e.stdout, *format, report.Result{Files: set.named, Problems: problems, Sources: sources, Color: useColor, Verbose: *verbose, Quiet: *quiet}, sipTool()); err != nil {
 		fmt.Fprintf(e.stderr, "sip validate: %v\n", err)
 		return exitInternal
 	}

@@ -166,26 +166,23 @@ func (l *linkChecker) exists(p string) (exists, known bool) {
 	return err == nil, true
 }
 
-// notice says which links were not checked, if any.
+// notice says which links were not checked, if any: "2 linked paths lie
+// outside the repository and were not checked: …".
 func (l *linkChecker) notice() string {
 	if len(l.outside) == 0 {
 		return ""
 	}
 	where := "outside the repository"
 	if !l.inRepo {
-		where = "outside " + l.root + " (not in a git repository, so nothing beyond the folder read is known)"
+		where = "outside " + l.root + ", the folder read (it is in no git repository)"
 	}
 	links := slices.Sorted(maps.Keys(l.outside))
 	list := strings.Join(links[:min(len(links), 3)], ", ")
 	if len(links) > 3 {
 		list += fmt.Sprintf(" and %d more", len(links)-3)
 	}
-	return fmt.Sprintf("links to %d %s %s were not checked: %s", len(links), plural1(len(links), "path", "paths"), where, list)
-}
-
-func plural1(n int, one, many string) string {
-	if n == 1 {
-		return one
+	if len(links) == 1 {
+		return fmt.Sprintf("1 linked path lies %s and was not checked: %s", where, list)
 	}
-	return many
+	return fmt.Sprintf("%d linked paths lie %s and were not checked: %s", len(links), where, list)
 }

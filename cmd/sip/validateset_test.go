@@ -133,7 +133,7 @@ func TestValidateNoticesUncheckedLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut := runSip(t, "validate", filepath.Join(dir, "SIP-2.md"))
-	if code != exitOK || strings.Count(errOut, "note:") != 1 || !strings.Contains(errOut, "links to 2 paths outside") || !strings.Contains(errOut, path.Base(filepath.Dir(dir))+"/a.md") {
+	if code != exitOK || strings.Count(errOut, "note:") != 1 || !strings.Contains(errOut, "2 linked paths lie outside") || !strings.Contains(errOut, path.Base(filepath.Dir(dir))+"/a.md") {
 		t.Errorf("exit %d, stderr %q; want 0 and one notice naming both links", code, errOut)
 	}
 }
