@@ -30,12 +30,11 @@ const (
 func writeText(w io.Writer, r Result) error {
 	t := textWriter{color: r.Color, lines: map[string][]int{}}
 	type group struct {
-		rule      string
-		severity  registry.Severity
-		all       int
-		files     map[string]bool
-		shown     int
-		lastShown string
+		rule     string
+		severity registry.Severity
+		all      int
+		files    map[string]bool
+		shown    int
 	}
 	groups := map[string]*group{}
 	var order []*group
