@@ -206,3 +206,21 @@ func TestConfigTypos(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatedAtHintNamesTheTimestampForm: two edits on one day need a
+// timestamp, and the hint says so with an example later than the base.
+func TestUpdatedAtHintNamesTheTimestampForm(t *testing.T) {
+	t.Parallel()
+	base := registry.ParseFiles([]registry.File{sipFile(2, "poaw", "active")})
+	edited := sipFile(2, "poaw", "active")
+	edited.Content = []byte(strings.Replace(strings.Replace(string(edited.Content), `version: "1.0.0"`, `version: "1.0.1"`, 1), "Fetch", "Fetch it", 1))
+	var got []registry.Problem
+	for _, p := range registry.Validate(registry.ParseFiles([]registry.File{edited}), registry.Options{Base: &registry.Snapshot{Name: "main", Docs: base}}) {
+		if p.Rule == "updated-at-not-advanced" {
+			got = append(got, p)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Hint, "2026-01-01T10:01:00Z") {
+		t.Fatalf("got %v, want one updated-at-not-advanced whose hint shows 2026-01-01T14:30:00Z", got)
+	}
+}
