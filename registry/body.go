@@ -70,10 +70,21 @@ func outlineOf(d *Document) *outline {
 	src := body
 	root := markdown.Parser().Parse(text.NewReader(src))
 	o := &outline{anchors: map[string]bool{}}
+	// Line starts, found once, so that placing each node is a binary
+	// search rather than a count from the top of the body.
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
 	at := func(offset int) Span {
-		line := first + bytes.Count(src[:offset], []byte("\n")) + 1
-		col := offset - (bytes.LastIndexByte(src[:offset], '\n') + 1) + 1
-		return Span{Line: line, Column: col, EndLine: line}
+		i, found := slices.BinarySearch(starts, offset)
+		if !found {
+			i--
+		}
+		line := first + i + 1
+		return Span{Line: line, Column: offset - starts[i] + 1, EndLine: line}
 	}
 	seen := map[string]int{}
 	var header []string // the current table's column headers

@@ -63,7 +63,7 @@ func writeText(w io.Writer, r Result) error {
 			continue
 		}
 		fmt.Fprintf(&t.b, "%s: %s in %s; the first %d are shown above (--verbose shows all)\n",
-			t.style(styleBold, g.rule), occurrences(g.all), plural(len(g.files), "file"), g.shown)
+			t.style(styleBold, g.rule), occurrences(g.all), files(len(g.files)), g.shown)
 	}
 	errs, warns := registry.Count(r.Problems)
 	fmt.Fprintf(&t.b, "%s, %s, %s", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
@@ -75,16 +75,20 @@ func writeText(w io.Writer, r Result) error {
 	return err
 }
 
-// occurrences counts with thousands separated: "54,000 occurrences".
-func occurrences(n int) string {
+// occurrences and files count with thousands separated: "54,000
+// occurrences in 7,000 files".
+func occurrences(n int) string { return counted(n, "occurrence") }
+func files(n int) string       { return counted(n, "file") }
+
+func counted(n int, word string) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}
 	if n == 1 {
-		return s + " occurrence"
+		return s + " " + word
 	}
-	return s + " occurrences"
+	return s + " " + word + "s"
 }
 
 type textWriter struct {
