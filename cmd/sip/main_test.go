@@ -124,6 +124,12 @@ func TestValidateBase(t *testing.T) {
 			t.Errorf("output lacks %s:\n%s", want, out)
 		}
 	}
+	// The edited file alone gets its edit rules too, and nothing about
+	// the deleted one it was not asked about.
+	code, out, _ = runSip(t, "validate", filepath.Join(evals, "SIP-2.md"), "--base", "main")
+	if code != exitData || !strings.Contains(out, "[version-not-bumped]") || strings.Contains(out, "[sip-deleted]") {
+		t.Errorf("one file: exit %d, want %d with version-not-bumped and no sip-deleted\n%s", code, exitData, out)
+	}
 	if code, _, errOut := runSip(t, "validate", "--base", "nope", evals); code != exitConfig || !strings.Contains(errOut, "unknown revision") {
 		t.Errorf("unknown revision: exit %d, %s", code, errOut)
 	}

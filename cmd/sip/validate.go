@@ -97,7 +97,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	opts.Body.Exists = links.exists
 	opts.Body.Root = set.root
 	if *base != "" {
-		snap, err := baseSnapshot(paths, *base)
+		snap, err := baseSnapshot(set.read, *base)
 		if err != nil {
 			return fail(exitConfig, "Name a revision of the repository the paths are in, e.g. --base origin/main (git fetch it first).", "--base: %v", err)
 		}

@@ -30,6 +30,9 @@ type validateSet struct {
 	files1  map[string]bool
 	folders []string
 	inRepo  bool
+	// read are the folders read (named ones and the context of named
+	// files): the edit rules read the same at the base revision.
+	read []string
 }
 
 // readSet reads the named paths and their folders.
@@ -70,8 +73,9 @@ func readSet(paths []string) (*validateSet, error) {
 		}
 		add(ctx)
 	}
-	if len(slices.Compact(slices.Sorted(slices.Values(folders)))) == 1 {
-		s.dir = folders[0]
+	s.read = slices.Compact(slices.Sorted(slices.Values(folders)))
+	if len(s.read) == 1 {
+		s.dir = s.read[0]
 	}
 	switch {
 	case inRepo:
