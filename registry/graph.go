@@ -5,6 +5,16 @@ import (
 	"strings"
 )
 
+// The prerequisite-cycle rule: a SIP that requires itself (here) and
+// cycles through several SIPs (cycleProblems) are both reported from
+// this file.
+
+// selfCycleProblem reports d requiring itself, at that prerequisite.
+func selfCycleProblem(d *Document, at Span) Problem {
+	return problemAt(d, at, SeverityError, "prerequisite-cycle", "Remove it: a SIP cannot require itself.",
+		"%s requires itself", d.SIP.ID)
+}
+
 // cycleProblems finds prerequisite cycles with Tarjan's strongly connected
 // components and reports each once: on the SIP that closed it (the
 // highest-numbered member; numbers are given in order, so it is the one
