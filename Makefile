@@ -8,7 +8,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
-.PHONY: all build run test test-short bench fuzz lint fmt index docs screenshots clean
+.PHONY: all build run test test-short bench bench-validate perfcheck fuzz lint fmt index docs screenshots clean
 
 all: lint test build
 
@@ -53,6 +53,30 @@ bench:
 	else \
 		time ./$(BIN) validate .cache/sips-10k; \
 	fi
+
+## bench-validate: sip validate on SafeMolt's corpus x250 (7,000 files, 48 MB) in one run with its floor
+## (read + yaml.v3 decode, every CPU) and its peer (gray-matter + js-yaml from npm, parse only); peak RSS per command
+PEER_DIR := .cache/peer
+bench-validate:
+	$(GO) build -o $(BIN) ./cmd/sip
+	$(GO) build -o bin/floor ./registry/siptest/floor
+	$(GO) run ./registry/siptest/gensips -corpus registry/testdata/safemolt -times 250 .cache/corpus250
+	@test -d $(PEER_DIR)/node_modules/gray-matter || (mkdir -p $(PEER_DIR) && cd $(PEER_DIR) && npm install --no-audit --no-fund --silent gray-matter@4.0.3)
+	cp registry/siptest/floor/graymatter.js $(PEER_DIR)/
+	hyperfine -w 1 -r 5 -N -i './$(BIN) validate .cache/corpus250' './bin/floor .cache/corpus250' 'node $(PEER_DIR)/graymatter.js .cache/corpus250'
+	@for c in './$(BIN) validate .cache/corpus250' './bin/floor .cache/corpus250' 'node $(PEER_DIR)/graymatter.js .cache/corpus250'; do \
+		/usr/bin/time -f "%M KB peak RSS, %U s user, %S s sys: $$c" $$c >/dev/null 2>/tmp/sip-bench-time || true; tail -1 /tmp/sip-bench-time; \
+	done
+
+## perfcheck: instructions of sip validate against the floor on SafeMolt's corpus x10 (callgrind: load cannot move
+## them), failing when their ratio exceeds registry/siptest/perfcheck/budget.txt; RUNS=5 shows the spread
+RUNS ?= 1
+perfcheck:
+	@command -v valgrind >/dev/null || { echo "perfcheck needs valgrind (apt-get install valgrind)"; exit 1; }
+	$(GO) build -o $(BIN) ./cmd/sip
+	$(GO) build -o bin/floor ./registry/siptest/floor
+	$(GO) run ./registry/siptest/gensips -corpus registry/testdata/safemolt -times 10 .cache/perfcheck
+	$(GO) run ./registry/siptest/perfcheck -sip $(BIN) -floor bin/floor -corpus .cache/perfcheck -runs $(RUNS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

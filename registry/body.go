@@ -24,7 +24,9 @@ var DefaultSections = map[Type][]string{
 }
 
 // defaultEvaluationSections apply to every evaluation type without its own.
-var defaultEvaluationSections = []string{"How it runs | Procedure", "Passing | Scoring | Grading"}
+// A heading matches when it starts with one of the alternatives (see
+// headingKey), so "Passing Score" is a Passing section.
+var defaultEvaluationSections = []string{"How it runs | Procedure | Certification process", "Passing | Scoring | Grading | Rubric"}
 
 // maxPerRule bounds the problems one body rule reports in one file: a body
 // with ten thousand broken links gets this many and a count of the rest.
@@ -68,10 +70,21 @@ func outlineOf(d *Document) *outline {
 	src := body
 	root := markdown.Parser().Parse(text.NewReader(src))
 	o := &outline{anchors: map[string]bool{}}
+	// Line starts, found once, so that placing each node is a binary
+	// search rather than a count from the top of the body.
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
 	at := func(offset int) Span {
-		line := first + bytes.Count(src[:offset], []byte("\n")) + 1
-		col := offset - (bytes.LastIndexByte(src[:offset], '\n') + 1) + 1
-		return Span{Line: line, Column: col, EndLine: line}
+		i, found := slices.BinarySearch(starts, offset)
+		if !found {
+			i--
+		}
+		line := first + i + 1
+		return Span{Line: line, Column: offset - starts[i] + 1, EndLine: line}
 	}
 	seen := map[string]int{}
 	var header []string // the current table's column headers
@@ -210,6 +223,11 @@ type BodyOptions struct {
 	// to files that are not SIPs; known is false when it cannot tell
 	// (such links are then not checked).
 	Exists func(path string) (exists, known bool)
+	// Root is the repository's root as a path like the documents' (e.g.
+	// "../.." when they are read from a folder below it); empty when the
+	// documents' paths are relative to the root. Links starting with /
+	// are resolved against it.
+	Root string
 }
 
 // sectionsFor are the required sections of a type.
@@ -237,8 +255,8 @@ func isExternal(dest string) bool {
 }
 
 // resolve turns a relative link of the file at from into a repository
-// path and fragment.
-func resolve(from, dest string) (target, fragment string) {
+// path and fragment; a link starting with / starts at root.
+func resolve(from, dest, root string) (target, fragment string) {
 	dest, fragment, _ = strings.Cut(dest, "#")
 	if p, err := url.PathUnescape(dest); err == nil {
 		dest = p
@@ -247,7 +265,7 @@ func resolve(from, dest string) (target, fragment string) {
 		return "", fragment
 	}
 	if strings.HasPrefix(dest, "/") {
-		return path.Clean(strings.TrimPrefix(dest, "/")), fragment
+		return path.Join(root, strings.TrimPrefix(dest, "/")), fragment
 	}
 	return path.Join(path.Dir(from), dest), fragment
 }

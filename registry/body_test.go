@@ -38,6 +38,10 @@ func TestBodyRules(t *testing.T) {
 		{"a title that names something else", strings.Replace(ok, "Proof of Agentic Work", "Something Else", 1), []string{"body-title@15:1"}},
 		{"SIP-N before the name", strings.Replace(ok, "# Proof", "# SIP-2: Proof", 1), nil},
 		{"sections in any case", strings.NewReplacer("How it runs", "HOW IT RUNS", "Passing", "Scoring").Replace(ok), nil},
+		{"sections as a reader names them", strings.NewReplacer("How it runs", "3. Procedure (Proctor Script)", "Passing", "Passing Criteria:").Replace(ok), nil},
+		{"a section named by another's first word only", strings.NewReplacer("Passing", "Pass").Replace(ok), []string{"body-sections@15:1"}},
+		{"a title with a parenthetical", strings.Replace(ok, "# Proof of Agentic Work", "# Proof of Agentic Work (SIP-2)", 1), nil},
+		{"a title differing in punctuation", strings.Replace(ok, "# Proof of Agentic Work", "# Proof-of-Agentic-Work!", 1), nil},
 		{"a section missing", "# Proof of Agentic Work\n\n## How it runs\n\nFetch.\n", []string{"body-sections@15:1"}},
 		{"an anchor of this file", ok + "\nSee [how](#how-it-runs).\n", nil},
 		{"a broken anchor", ok + "\nSee [how](#how-it-works).\n", []string{"body-links@25:6"}},
@@ -106,4 +110,22 @@ func FuzzBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestLinkHintFitsTheLink(t *testing.T) {
+	t.Parallel()
+	const ok = "# Proof of Agentic Work\n\n## How it runs\n\nSee [a](%s).\n\n## Passing\n\nIn time.\n"
+	for _, tc := range []struct{ dest, hint string }{
+		{"/docs/none.md", "Correct the path: a link starting with / is relative to the repository's root."},
+		{"none.md", "Correct the path: it is relative to evaluations/."},
+	} {
+		t.Run(tc.dest, func(t *testing.T) {
+			opts := registry.Options{}
+			opts.Body.Exists = func(string) (bool, bool) { return false, true }
+			ps := registry.Validate(registry.ParseFiles([]registry.File{bodySIP(fmt.Sprintf(ok, tc.dest))}), opts)
+			if len(ps) != 1 || ps[0].Hint != tc.hint {
+				t.Errorf("got %v, want one problem with hint %q", ps, tc.hint)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // bodyProblems checks a SIP's Markdown body: one title heading that
@@ -56,15 +57,45 @@ func titleProblems(d *Document, o *outline) []Problem {
 				"a second level-1 heading %q; the title is at line %d", h.text, h1[0].at.Line))
 		}
 		return out
-	case name != "" && !strings.Contains(fold(h1[0].text), fold(name)):
+	case name != "" && !strings.Contains(headingKey(h1[0].text), headingKey(name)):
 		return []Problem{problemAt(d, h1[0].at, SeverityWarning, "body-title", "Write the SIP's name in its title: `"+want+"`.",
 			"the title %q does not name the SIP (%q)", h1[0].text, name)}
 	}
 	return nil
 }
 
-// fold compares titles: case and runs of spaces do not matter.
-func fold(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+// headingKey is a heading as a reader compares it: case, punctuation, a
+// leading section number and trailing parentheticals do not matter, so
+// "## 3. Procedure (Proctor Script)" reads as "procedure".
+func headingKey(s string) string {
+	s = strings.TrimSpace(s)
+	for strings.HasSuffix(s, ")") {
+		i := strings.LastIndexByte(s, '(')
+		if i < 0 {
+			break
+		}
+		s = strings.TrimSpace(s[:i])
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	words := strings.Fields(b.String())
+	for len(words) > 0 && strings.Trim(words[0], "0123456789") == "" {
+		words = words[1:] // a section number: 3. or 2.1
+	}
+	return strings.Join(words, " ")
+}
+
+// hasSection reports whether a heading (as headingKey reads it) is the
+// section want: it is, or starts with, want's words.
+func hasSection(heading, want string) bool {
+	return want != "" && (heading == want || strings.HasPrefix(heading, want+" "))
+}
 
 func bodyLine(d *Document) int {
 	n := 1
@@ -80,7 +111,7 @@ func sectionProblems(d *Document, o *outline, opts BodyOptions) []Problem {
 	var have []string
 	for _, h := range o.headings {
 		if h.level == 2 {
-			have = append(have, fold(h.text))
+			have = append(have, headingKey(h.text))
 		}
 	}
 	at := Span{Line: bodyLine(d), Column: 1}
@@ -96,11 +127,12 @@ func sectionProblems(d *Document, o *outline, opts BodyOptions) []Problem {
 		found := false
 		for i, a := range alts {
 			alts[i] = strings.TrimSpace(a)
-			found = found || slices.Contains(have, fold(alts[i]))
+			key := headingKey(alts[i])
+			found = found || slices.ContainsFunc(have, func(h string) bool { return hasSection(h, key) })
 		}
 		if !found {
 			out = append(out, problemAt(d, at, SeverityWarning, "body-sections",
-				fmt.Sprintf("Add a section `## %s` (a %s SIP has %s).", alts[0], d.SIP.Type, quoteList(opts.sectionsFor(d.SIP.Type))),
+				fmt.Sprintf("Add a section `## %s` (%s SIP has %s).", alts[0], withArticle(string(d.SIP.Type)), quoteList(opts.sectionsFor(d.SIP.Type))),
 				"the body has no section %s", strings.Join(quoteEach(alts), " or ")))
 		}
 	}
@@ -129,7 +161,7 @@ func linkProblems(d *Document, o *outline, byPath map[string]*Document, opts Bod
 		if l.dest == "" || isExternal(l.dest) {
 			continue
 		}
-		target, frag := resolve(d.Path, l.dest)
+		target, frag := resolve(d.Path, l.dest, opts.Root)
 		anchors := o.anchors
 		switch doc, isSIP := byPath[target]; {
 		case target == "":
@@ -138,7 +170,7 @@ func linkProblems(d *Document, o *outline, byPath map[string]*Document, opts Bod
 		case opts.Exists != nil:
 			exists, known := opts.Exists(target)
 			if known && !exists {
-				out = append(out, problemAt(d, l.at, SeverityError, "body-links", "Correct the path: it is relative to "+pathDir(d.Path)+".",
+				out = append(out, problemAt(d, l.at, SeverityError, "body-links", linkHint(d.Path, l.dest),
 					"link to %s: no such file in the repository", l.dest))
 			}
 			continue
@@ -155,6 +187,15 @@ func linkProblems(d *Document, o *outline, byPath map[string]*Document, opts Bod
 		}
 	}
 	return out
+}
+
+// linkHint says what a missing link's path is relative to: the
+// repository's root for a link starting with /, else the file's folder.
+func linkHint(from, dest string) string {
+	if strings.HasPrefix(dest, "/") {
+		return "Correct the path: a link starting with / is relative to the repository's root."
+	}
+	return "Correct the path: it is relative to " + pathDir(from) + "."
 }
 
 func pathDir(p string) string {

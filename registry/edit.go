@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 )
@@ -76,7 +77,7 @@ func changedProblems(baseName string, b *Document, hd *Document) []Problem {
 	}
 	if !bs.UpdatedAt.IsZero() && !h.UpdatedAt.IsZero() && !h.UpdatedAt.After(bs.UpdatedAt) {
 		out = append(out, problemAt(hd, hd.Span("updated_at"), SeverityError, "updated-at-not-advanced",
-			"Set updated_at to the time of this change.",
+			"Set updated_at to the time of this change; a timestamp such as "+laterStamp(bs.UpdatedAt)+" (RFC 3339) allows several changes on one day.",
 			"the SIP changed but updated_at %s is not after %s in %s", h.UpdatedAt.Format(timeLayout(h.UpdatedAt)),
 			bs.UpdatedAt.Format(timeLayout(bs.UpdatedAt)), baseName))
 	}
@@ -140,4 +141,14 @@ func nextPatch(v string) string {
 		return "1.0.0"
 	}
 	return parts[0] + "." + parts[1] + "." + itoa(atoi(parts[2])+1)
+}
+
+// laterStamp is a timestamp after t, as an example of the form that
+// tells two changes on one day apart.
+func laterStamp(t time.Time) string {
+	t = t.UTC()
+	if t.Equal(t.Truncate(24 * time.Hour)) {
+		return t.Add(14*time.Hour + 30*time.Minute).Format(time.RFC3339)
+	}
+	return t.Add(time.Minute).Truncate(time.Minute).Format(time.RFC3339)
 }

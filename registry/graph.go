@@ -5,9 +5,22 @@ import (
 	"strings"
 )
 
+// The prerequisite-cycle rule: a SIP that requires itself (here) and
+// cycles through several SIPs (cycleProblems) are both reported from
+// this file.
+
+// selfCycleProblem reports d requiring itself, at that prerequisite.
+func selfCycleProblem(d *Document, at Span) Problem {
+	return problemAt(d, at, SeverityError, "prerequisite-cycle", "Remove it: a SIP cannot require itself.",
+		"%s requires itself", d.SIP.ID)
+}
+
 // cycleProblems finds prerequisite cycles with Tarjan's strongly connected
-// components and reports each SIP of a cycle at the prerequisite that
-// continues it, with the whole cycle spelled out.
+// components and reports each once: on the SIP that closed it (the
+// highest-numbered member; numbers are given in order, so it is the one
+// added last), at its prerequisite that continues the cycle, with the
+// whole cycle spelled out. A component holding several cycles is
+// reported by one of them; the next shows once that one is broken.
 func cycleProblems(docs []*Document, byID map[string][]*Document) []Problem {
 	graph := map[string][]string{}
 	node := map[string]*Document{}
@@ -25,28 +38,26 @@ func cycleProblems(docs []*Document, byID map[string][]*Document) []Problem {
 			continue
 		}
 		in := map[string]bool{}
+		closer := scc[0]
 		for _, id := range scc {
 			in[id] = true
-		}
-		// One shortest cycle serves every member on it (rotated); only
-		// members off it need a search of their own.
-		first := cyclePath(scc[0], graph, in)
-		pos := map[string]int{}
-		for i, id := range first[:len(first)-1] {
-			pos[id] = i
-		}
-		ring := first[:len(first)-1]
-		for _, id := range scc {
-			d := node[id]
-			if i, ok := pos[id]; ok {
-				out = append(out, cycleProblem(d, ring, i))
-			} else {
-				c := cyclePath(id, graph, in)
-				out = append(out, cycleProblem(d, c[:len(c)-1], 0))
+			if closesBefore(node[closer], node[id]) {
+				closer = id
 			}
 		}
+		c := cyclePath(closer, graph, in)
+		out = append(out, cycleProblem(node[closer], c[:len(c)-1], 0))
 	}
 	return out
+}
+
+// closesBefore orders the members of a cycle: a is before b when b was
+// added later (a higher number; then a later path).
+func closesBefore(a, b *Document) bool {
+	if a.SIP.Number != b.SIP.Number {
+		return a.SIP.Number < b.SIP.Number
+	}
+	return a.Path < b.Path
 }
 
 // stronglyConnected returns the strongly connected components of graph,
@@ -170,7 +181,7 @@ func cycleProblem(d *Document, ring []string, i int) Problem {
 	}
 	msg := strings.Join(parts, " → ")
 	if n > 2*keep {
-		msg += " (" + itoa(n) + " SIPs)"
+		msg += " (" + groupDigits(n) + " SIPs)"
 	}
 	span := d.Span("prerequisites")
 	for j, p := range d.SIP.Prerequisites {

@@ -369,6 +369,9 @@ func (o *object) field(key string) name {
 }
 
 // unknown reports every key not in known, suggesting the closest known key.
+// A key within typoDistance of a known one is an error whatever sev says:
+// the known key it misspells silently takes its default, which changes
+// what the SIP means.
 func (o *object) unknown(known []string, sev Severity) {
 	for _, k := range o.keys {
 		if contains(known, k.Value) {
@@ -376,9 +379,14 @@ func (o *object) unknown(known []string, sev Severity) {
 		}
 		hint := "Remove it; known fields here are " + strings.Join(known, ", ") + "."
 		msg := fmt.Sprintf("unknown field %q in %s", k.Value, describe(o.path))
-		if s := suggest(k.Value, known); s != "" {
+		sev := sev
+		if s, d := closest(k.Value, known); s != "" {
 			hint = "Did you mean " + s + "?"
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
+			if d <= typoDistance {
+				sev = SeverityError
+				hint = "Rename it to " + s + ": as written it is ignored and " + s + " keeps its default."
+			}
 		}
 		o.d.ps.add(sev, "field-unknown", o.d.span(k), hint, "%s", msg)
 	}

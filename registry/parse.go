@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
 )
 
@@ -60,8 +56,8 @@ func (d *Document) RawConfig() map[string]any {
 	if d.SIP == nil || d.content == nil {
 		return nil
 	}
-	var fm []byte
-	if _, err := frontmatter.MustParse(bytes.NewReader(d.content), &fm, yamlFormat); err != nil {
+	fm, _, ok := splitFrontmatter(d.content)
+	if !ok {
 		return nil
 	}
 	var root yaml.Node
@@ -85,12 +81,34 @@ func answerField(question string) string { return "config.questions." + question
 // fileSpan is used for problems about the whole file.
 var fileSpan = Span{Line: 1, Column: 1, EndLine: 1}
 
-// yamlFormat makes adrg/frontmatter hand back the raw frontmatter bytes,
-// so they can be decoded into yaml.v3 nodes that keep line numbers.
-var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
-	*(v.(*[]byte)) = data
-	return nil
-})
+// splitFrontmatter cuts content into its YAML frontmatter and the offset
+// of the body: the first line that is not blank is `---`, and the
+// frontmatter runs to the next line that is `---` (lines compared with
+// surrounding white space trimmed, as adrg/frontmatter, which this
+// replaces on the hot path, compares them). ok is false when either line
+// is missing.
+func splitFrontmatter(content []byte) (fm []byte, bodyStart int, ok bool) {
+	start, opened := -1, false
+	for off := 0; off < len(content); {
+		end := bytes.IndexByte(content[off:], '\n')
+		next := len(content)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		line := bytes.TrimSpace(content[off:next])
+		switch {
+		case !opened && len(line) == 0:
+		case !opened && string(line) == "---":
+			opened, start = true, next
+		case !opened:
+			return nil, 0, false
+		case string(line) == "---":
+			return content[start:off], next, true
+		}
+		off = next
+	}
+	return nil, 0, false
+}
 
 var bom = []byte("\xef\xbb\xbf")
 
@@ -127,27 +145,18 @@ func Parse(path string, content []byte) *Document {
 	}
 	doc.fmLine = open
 	doc.content = content
-	var fm []byte
-	body, err := frontmatter.MustParse(bytes.NewReader(content), &fm, yamlFormat)
-	if err != nil {
-		if errors.Is(err, frontmatter.ErrNotFound) {
-			ps.errorf("frontmatter-missing", Span{Line: open, Column: 1}, "Add a closing line `---` after the last field.",
-				"frontmatter opened at line %d is never closed", open)
-		} else {
-			ps.errorf("frontmatter-missing", Span{Line: open, Column: 1}, "", "cannot read frontmatter: %v", err)
-		}
+	fm, bodyStart, ok := splitFrontmatter(content)
+	if !ok {
+		ps.errorf("frontmatter-missing", Span{Line: open, Column: 1}, "Add a closing line `---` after the last field.",
+			"frontmatter opened at line %d is never closed", open)
 		return doc
 	}
-	doc.bodyStart = len(content) - len(body)
+	doc.bodyStart = bodyStart
 
 	var root yaml.Node
 	if err := yaml.Unmarshal(fm, &root); err != nil {
-		line, msg := yamlErrorLine(err)
-		at := Span{Line: open, Column: 1}
-		if line > 0 {
-			at = Span{Line: open + line, Column: 1}
-		}
-		ps.errorf("yaml-syntax", at, "Fix the YAML; quote strings that contain `: ` or `#`, and indent with spaces, not tabs.", "%s", msg)
+		e := locateYAMLError(fm, err)
+		ps.errorf("yaml-syntax", Span{Line: open + e.line, Column: e.column}, "Fix the YAML; quote strings that contain `: ` or `#`, and indent with spaces, not tabs.", "%s", e.message)
 		return doc
 	}
 	if root.Kind == 0 || len(root.Content) == 0 || isNull(root.Content[0]) {
@@ -206,19 +215,6 @@ func openingLine(content []byte) int {
 		}
 	}
 	return 0
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlErrorLine splits a yaml.v3 error into its line (0 if none) and a
-// message without the "yaml: " prefix.
-func yamlErrorLine(err error) (int, string) {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n, "YAML syntax error: " + m[2]
-	}
-	return 0, "YAML syntax error: " + strings.TrimPrefix(msg, "yaml: ")
 }
 
 // describeBody returns the first paragraph of a Markdown body, as one line,

@@ -68,6 +68,14 @@ func Count(ps []Problem) (errors, warnings int) {
 	return errors, warnings
 }
 
+// problemAt is a problem of document d at a place in it.
+func problemAt(d *Document, at Span, sev Severity, rule, hint, format string, args ...any) Problem {
+	return Problem{
+		Path: d.Path, Line: at.Line, Column: at.Column, EndLine: max(at.EndLine, at.Line),
+		Severity: sev, Rule: rule, Hint: hint, Message: fmt.Sprintf(format, args...),
+	}
+}
+
 // problems collects the problems of one file.
 type problems struct {
 	path string

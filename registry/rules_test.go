@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +147,40 @@ func TestRuleExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestMessagesUseArticles renders every problem of every rule's example,
+// and the corpus's, and checks that "a" and "an" fit the word after them.
+func TestMessagesUseArticles(t *testing.T) {
+	t.Parallel()
+	var problems []registry.Problem
+	for _, rule := range registry.Rules {
+		ex := loadExample(t, rule.ID)
+		problems = append(problems, ex.validate(ex.bad)...)
+		problems = append(problems, ex.validate(ex.fixed())...)
+	}
+	problems = append(problems, registry.Validate(registry.ParseFiles(readCorpus(t)), registry.Options{})...)
+	for _, r := range registry.Rules {
+		problems = append(problems, registry.Problem{Rule: r.ID, Message: r.Summary, Hint: r.Help})
+	}
+	seen := map[string]bool{}
+	for _, p := range problems {
+		for _, text := range []string{p.Message, p.Hint} {
+			if seen[text] {
+				continue
+			}
+			seen[text] = true
+			if m := wrongArticle.FindString(text); m != "" && !articleExceptions.MatchString(m) {
+				t.Errorf("[%s] %q: %q", p.Rule, text, m)
+			}
+		}
+	}
+}
+
+// wrongArticle matches "a" before a vowel and "an" before a consonant.
+var (
+	wrongArticle      = regexp.MustCompile(`(?i)\b(a [aeiou]\w*|an [b-df-hj-np-tv-z]\w*)`)
+	articleExceptions = regexp.MustCompile(`(?i)^(a (one|uni|use|eu)\w*|an (hour|honest|sip|http|html|id|md|rfc|mit|x|llm|fm|sha)\w*)$`)
+)
 
 func TestEveryExampleIsARule(t *testing.T) {
 	t.Parallel()

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,4 +20,19 @@ func timeLayout(t time.Time) string {
 		return time.DateOnly
 	}
 	return time.RFC3339
+}
+
+// withArticle puts "a" or "an" before a word, by how it is spoken: an
+// agent_certification SIP, a simple_pass_fail SIP, an HTTP link.
+func withArticle(word string) string {
+	w := strings.ToLower(word)
+	switch {
+	case w == "":
+		return word
+	case strings.HasPrefix(w, "uni"), strings.HasPrefix(w, "use"), strings.HasPrefix(w, "one"):
+		return "a " + word
+	case strings.ContainsRune("aeiou", rune(w[0])):
+		return "an " + word
+	}
+	return "a " + word
 }

@@ -120,13 +120,6 @@ func applySeverity(ps []Problem, sev map[string]string) []Problem {
 	return out
 }
 
-func problemAt(d *Document, at Span, sev Severity, rule, hint, format string, args ...any) Problem {
-	return Problem{
-		Path: d.Path, Line: at.Line, Column: at.Column, EndLine: max(at.EndLine, at.Line),
-		Severity: sev, Rule: rule, Hint: hint, Message: fmt.Sprintf(format, args...),
-	}
-}
-
 // FileName is the file name a SIP with number n must have.
 func FileName(n int) string { return "SIP-" + strconv.Itoa(n) + ".md" }
 
@@ -225,8 +218,7 @@ func prerequisiteProblems(docs []*Document, byID map[string][]*Document) []Probl
 			}
 			seen[p] = true
 			if p == d.SIP.ID {
-				out = append(out, problemAt(d, at, SeverityError, "prerequisite-cycle", "Remove it: a SIP cannot require itself.",
-					"%s requires itself", p))
+				out = append(out, selfCycleProblem(d, at))
 				continue
 			}
 			target, ok := byID[p]

@@ -42,6 +42,8 @@ func TestValidateExitCodes(t *testing.T) {
 		{"one file", []string{"validate", bundled + "/SIP-2.md"}, exitOK, "1 file, 0 errors"},
 		{"corpus has errors", []string{"validate", corpus}, exitData, "SIP-7.md:179:3: error [config-invalid] rubric max_score values sum to 105, not 100"},
 		{"flags after paths", []string{"validate", corpus, "--format", "json"}, exitData, `"rule": "handler-unknown"`},
+		{"quiet", []string{"validate", "--quiet", corpus}, exitData, "warnings not shown: --quiet"},
+		{"verbose", []string{"validate", "--verbose", "../../registry/testdata/safemolt"}, exitData, "[config-deprecated]"},
 		{"missing path", []string{"validate", "no/such/dir"}, exitNoInput, "does not exist"},
 		{"folder without SIPs", []string{"validate", empty}, exitNoInput, "holds no SIP"},
 		{"unknown format", []string{"validate", "--format", "xml", bundled}, exitUsage, "unknown --format"},
@@ -121,6 +123,12 @@ func TestValidateBase(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %s:\n%s", want, out)
 		}
+	}
+	// The edited file alone gets its edit rules too, and nothing about
+	// the deleted one it was not asked about.
+	code, out, _ = runSip(t, "validate", filepath.Join(evals, "SIP-2.md"), "--base", "main")
+	if code != exitData || !strings.Contains(out, "[version-not-bumped]") || strings.Contains(out, "[sip-deleted]") {
+		t.Errorf("one file: exit %d, want %d with version-not-bumped and no sip-deleted\n%s", code, exitData, out)
 	}
 	if code, _, errOut := runSip(t, "validate", "--base", "nope", evals); code != exitConfig || !strings.Contains(errOut, "unknown revision") {
 		t.Errorf("unknown revision: exit %d, %s", code, errOut)

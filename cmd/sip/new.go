@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -31,8 +32,12 @@ requests add, so it does not pick a number another pull request holds.`
 //go:embed templates/*.md.tmpl
 var templatesFS embed.FS
 
-var sipTemplates = template.Must(template.New("").Funcs(template.FuncMap{"quote": yamlQuote}).
-	ParseFS(templatesFS, "templates/*.md.tmpl"))
+// sipTemplates are parsed on first use, not at start-up: every run of
+// sip (sip --version, a pre-commit sip validate) would pay for them.
+var sipTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{"quote": yamlQuote}).
+		ParseFS(templatesFS, "templates/*.md.tmpl"))
+})
 
 // newSIP holds what a template needs.
 type newSIP struct {
@@ -177,7 +182,7 @@ func writeNew(dir string, s *newSIP, claimed []int) (string, error) {
 	for attempt := 0; attempt < 100; attempt++ {
 		s.Number = next + attempt
 		var buf bytes.Buffer
-		if err := sipTemplates.ExecuteTemplate(&buf, templateName(s.Type), s); err != nil {
+		if err := sipTemplates().ExecuteTemplate(&buf, templateName(s.Type), s); err != nil {
 			return "", err
 		}
 		path := filepath.Join(dir, registry.FileName(s.Number))

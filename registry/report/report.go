@@ -24,7 +24,18 @@ type Result struct {
 	Sources map[string][]byte
 	// Color makes the text format use ANSI colours.
 	Color bool
+	// Verbose makes the text format show every problem; by default it
+	// shows the first GroupShown of each rule and counts the rest.
+	Verbose bool
+	// Quiet makes the text and github formats show errors only (the
+	// summary still counts warnings). JSON and SARIF always hold every
+	// problem.
+	Quiet bool
 }
+
+// GroupShown is how many problems of one rule the text format shows in
+// full before it counts the rest in one line.
+const GroupShown = 20
 
 // Write prints r in the named format.
 func Write(w io.Writer, format string, r Result, tool Tool) error {
@@ -74,6 +85,9 @@ func writeJSON(w io.Writer, r Result) error {
 func writeGitHub(w io.Writer, r Result) error {
 	var b strings.Builder
 	for _, p := range r.Problems {
+		if r.Quiet && p.Severity != registry.SeverityError {
+			continue
+		}
 		fmt.Fprintf(&b, "::%s file=%s,line=%d,endLine=%d,col=%d,title=%s::%s\n",
 			p.Severity, escapeProperty(p.Path), max(p.Line, 1), max(p.EndLine, p.Line, 1), max(p.Column, 1),
 			escapeProperty(p.Rule), escapeData(p.Message+hintSuffix(p.Hint)))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,5 +206,56 @@ func TestSARIFOfficialValidator(t *testing.T) {
 				t.Logf("multitool advice: %s %s: %s", r.Level, r.RuleID, strings.TrimSpace(r.Message.Text))
 			}
 		}
+	}
+}
+
+// TestTextGroupsRepeats: past the first GroupShown problems of a rule the
+// text format counts the rest in one line; --verbose shows them all,
+// --quiet shows errors only, and JSON keeps every problem either way.
+func TestTextGroupsRepeats(t *testing.T) {
+	t.Parallel()
+	var ps []registry.Problem
+	for i := range 45 {
+		ps = append(ps, registry.Problem{Path: fmt.Sprintf("evaluations/SIP-%d.md", i/3+1), Line: 5 + i%3, Column: 3, EndLine: 5 + i%3,
+			Severity: "warning", Rule: "config-deprecated", Message: "old spelling"})
+	}
+	ps = append(ps, registry.Problem{Path: "evaluations/SIP-1.md", Line: 2, Column: 6, EndLine: 2, Severity: "error", Rule: "sip-duplicate", Message: "twice"})
+	r := report.Result{Files: 15, Problems: ps}
+	for _, tc := range []struct {
+		name            string
+		verbose, quiet  bool
+		shown           int // config-deprecated problems printed in full
+		errorShown      bool
+		groupLine, tail string
+	}{
+		{"grouped", false, false, report.GroupShown, true,
+			"config-deprecated: 45 occurrences in 15 files; the first 20 are shown above (--verbose shows all)", "15 files, 1 error, 45 warnings\n"},
+		{"verbose", true, false, 45, true, "", "15 files, 1 error, 45 warnings\n"},
+		{"quiet", false, true, 0, true, "", "15 files, 1 error, 45 warnings (45 warnings not shown: --quiet)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := r
+			r.Verbose, r.Quiet = tc.verbose, tc.quiet
+			got := string(write(t, "text", r))
+			if n := strings.Count(got, "[config-deprecated]"); n != tc.shown {
+				t.Errorf("%d config-deprecated problems shown, want %d", n, tc.shown)
+			}
+			if strings.Contains(got, "[sip-duplicate]") != tc.errorShown {
+				t.Errorf("error shown = %v, want %v", !tc.errorShown, tc.errorShown)
+			}
+			if tc.groupLine != "" && !strings.Contains(got, tc.groupLine) {
+				t.Errorf("output lacks %q:\n%s", tc.groupLine, got)
+			}
+			if tc.groupLine == "" && strings.Contains(got, "occurrences") {
+				t.Errorf("output groups when it should not:\n%s", got)
+			}
+			if !strings.HasSuffix(got, tc.tail) {
+				t.Errorf("output ends %q, want %q", got[max(0, len(got)-80):], tc.tail)
+			}
+			var j struct{ Problems []registry.Problem }
+			if err := json.Unmarshal(write(t, "json", r), &j); err != nil || len(j.Problems) != len(ps) {
+				t.Errorf("JSON holds %d problems (%v), want every one of %d", len(j.Problems), err, len(ps))
+			}
+		})
 	}
 }

@@ -1,9 +1,10 @@
 package report
 
 import (
-	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,22 +23,78 @@ const (
 
 // writeText prints each problem as a line editors and grep understand
 // (path:line:column: severity [rule] message), then, like rustc and eipw,
-// the source line with a caret under the column, and the hint.
+// the source line with a caret under the column, and the hint. Unless
+// r.Verbose, each rule's problems after the first GroupShown are counted
+// in one line at the end instead: a rule broken 54,000 times is one
+// fix, and its thousandth report says nothing the first did not.
 func writeText(w io.Writer, r Result) error {
-	t := textWriter{color: r.Color, lines: map[string][]string{}}
+	t := textWriter{color: r.Color, lines: map[string][]int{}}
+	type group struct {
+		rule     string
+		severity registry.Severity
+		all      int
+		files    map[string]bool
+		shown    int
+	}
+	groups := map[string]*group{}
+	var order []*group
+	quieted := 0
 	for _, p := range r.Problems {
-		t.problem(p, r.Sources)
+		if r.Quiet && p.Severity != registry.SeverityError {
+			quieted++
+			continue
+		}
+		g := groups[p.Rule]
+		if g == nil {
+			g = &group{rule: p.Rule, severity: p.Severity, files: map[string]bool{}}
+			groups[p.Rule] = g
+			order = append(order, g)
+		}
+		g.all++
+		g.files[p.Path] = true
+		if r.Verbose || g.shown < GroupShown {
+			g.shown++
+			t.problem(p, r.Sources)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Or(cmp.Compare(b.all, a.all), cmp.Compare(a.rule, b.rule)) })
+	for _, g := range order {
+		if g.shown == g.all {
+			continue
+		}
+		fmt.Fprintf(&t.b, "%s: %s in %s; the first %d are shown above (--verbose shows all)\n",
+			t.style(styleBold, g.rule), occurrences(g.all), files(len(g.files)), g.shown)
 	}
 	errs, warns := registry.Count(r.Problems)
-	fmt.Fprintf(&t.b, "%s, %s, %s\n", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
+	fmt.Fprintf(&t.b, "%s, %s, %s", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
+	if quieted > 0 {
+		fmt.Fprintf(&t.b, " (%s not shown: --quiet)", plural(quieted, "warning"))
+	}
+	t.b.WriteString("\n")
 	_, err := io.WriteString(w, t.b.String())
 	return err
+}
+
+// occurrences and files count with thousands separated: "54,000
+// occurrences in 7,000 files".
+func occurrences(n int) string { return counted(n, "occurrence") }
+func files(n int) string       { return counted(n, "file") }
+
+func counted(n int, word string) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if n == 1 {
+		return s + " " + word
+	}
+	return s + " " + word + "s"
 }
 
 type textWriter struct {
 	b     strings.Builder
 	color bool
-	lines map[string][]string // the split sources, by path
+	lines map[string][]int // where each line of a source starts, by path
 }
 
 func (t *textWriter) style(style, s string) string {
@@ -70,21 +127,31 @@ func (t *textWriter) problem(p registry.Problem, sources map[string][]byte) {
 }
 
 // sourceLine is line p.Line of p's file, if the sources hold it and it is
-// text a terminal shows as it is.
+// text a terminal shows as it is. Line starts are indexed once per file
+// shown, without copying the file.
 func (t *textWriter) sourceLine(p registry.Problem, sources map[string][]byte) (string, bool) {
 	src, ok := sources[p.Path]
 	if !ok || p.Line < 1 {
 		return "", false
 	}
-	lines, ok := t.lines[p.Path]
+	starts, ok := t.lines[p.Path]
 	if !ok {
-		lines = strings.Split(string(bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))), "\n")
-		t.lines[p.Path] = lines
+		starts = []int{0}
+		for i, c := range src {
+			if c == '\n' {
+				starts = append(starts, i+1)
+			}
+		}
+		t.lines[p.Path] = starts
 	}
-	if p.Line > len(lines) {
+	if p.Line > len(starts) {
 		return "", false
 	}
-	line := lines[p.Line-1]
+	end := len(src)
+	if p.Line < len(starts) {
+		end = starts[p.Line] - 1
+	}
+	line := strings.TrimSuffix(string(src[starts[p.Line-1]:end]), "\r")
 	if len(line) > 300 || strings.ContainsFunc(line, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
 		return "", false
 	}
