@@ -3,8 +3,13 @@
 
 GO        ?= go
 BIN       := bin/sip
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+# Versions come from git tags (v1.2.3); between tags `git describe` says how
+# far past the last one a build is (1.2.3-4-gabcdef0), and with no tag at
+# all the binary reports 0.0.0-dev.
+VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null | sed 's/^v//')
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE      ?= $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
@@ -14,7 +19,7 @@ all: lint test build
 
 ## build: compile bin/sip
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
 
 ## run: build sip and serve the bundled SIPs on the embedded SQLite default
 ADDR ?= 127.0.0.1:8080

@@ -32,9 +32,6 @@ const (
 	exitConfig      = 78
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 // env is the part of the process a command may use: its streams, its
 // environment, and its working directory. Tests build one by hand.
 type env struct {
@@ -61,10 +58,7 @@ func commands() []command {
 		{"migrate", "apply the registry's schema migrations", runMigrate},
 		{"results", "revoke a result (maintainers)", runResults},
 		{"traces", "export the execution records of graded attempts as JSON Lines", runTraces},
-		{"version", "print the version", func(_ context.Context, e env, _ []string) int {
-			fmt.Fprintln(e.stdout, "sip", version)
-			return exitOK
-		}},
+		{"version", "print the version, commit, build date and Go version", runVersion},
 	}
 }
 

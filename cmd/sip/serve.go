@@ -267,7 +267,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	cfg := api.Config{Store: st, Agents: st, Evaluations: st, Jobs: st, Sessions: st, Stats: st, JudgeConfigured: m.Judge != nil, RecordKey: recordKey,
-		Logger: log, Version: version, BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
+		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, OEmbedURL: m.OEmbedURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {
 		cfg.Webhook = app.Webhook
@@ -305,7 +305,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("serving", "url", m.URL, "database", describeDatabase(m.DatabaseURL), "version", version)
+	log.Info("serving", "url", m.URL, "database", describeDatabase(m.DatabaseURL), "version", sipVersion())
 	if m.Stdout != nil {
 		fmt.Fprintf(m.Stdout, "sip is serving at %s (open it in a browser; the API is at %s/api/v1/evaluations)\n", m.URL, m.URL)
 	}
@@ -400,7 +400,7 @@ func (m *Main) syncAtStart(ctx context.Context, st store, log *slog.Logger) erro
 		if err != nil {
 			return err
 		}
-		src = registry.Source{Files: files, Name: "bundled SIPs (sip " + version + ")"}
+		src = registry.Source{Files: files, Name: "bundled SIPs (sip " + sipVersion() + ")"}
 	} else {
 		var err error
 		if src, err = dirSource(m.EvaluationsDir); err != nil {
