@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.d
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
-.PHONY: all build run test test-short bench fuzz lint fmt index docs screenshots clean
+.PHONY: all build run test test-short bench fuzz lint fmt index docs screenshots clean release release-check image
 
 all: lint test build
 
@@ -99,5 +99,30 @@ screenshots:
 docs:
 	$(GO) test ./registry ./registry/report -update
 
+## release: the release archives (linux, darwin: amd64, arm64; windows: amd64), checksums and SBOM in dist/, as a snapshot of this commit
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
+release:
+	$(GO) run $(GORELEASER) release --snapshot --clean --skip=publish
+	$(MAKE) release-check
+
+## release-check: every archive is listed in dist/checksums.txt and matches it, and the SBOM names sip
+release-check:
+	cd dist && sha256sum --strict -c checksums.txt
+	@for a in linux_amd64.tar.gz linux_arm64.tar.gz darwin_amd64.tar.gz darwin_arm64.tar.gz windows_amd64.zip; do \
+		grep -q "_$$a\$$" dist/checksums.txt || { echo "release-check: no $$a archive in dist/checksums.txt"; exit 1; }; \
+	done
+	@grep -q '"name": "github.com/sipregistry/sip"' dist/*.cdx.json || { echo "release-check: the SBOM does not describe sip"; exit 1; }
+	@echo "release-check: $$(wc -l < dist/checksums.txt) files match their checksums"
+
+## image: the container image (Containerfile, on scratch) as $(IMAGE), with podman
+IMAGE ?= localhost/sip:$(or $(VERSION),0.0.0-dev)
+image:
+	rm -rf .cache/image && mkdir -p .cache/image/data && chmod 0700 .cache/image/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o .cache/image/sip ./cmd/sip
+	cp /etc/ssl/certs/ca-certificates.crt .cache/image/
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nsip:x:65532:65532:sip:/data:/sbin/nologin\n' > .cache/image/passwd
+	printf 'root:x:0:\nsip:x:65532:\n' > .cache/image/group
+	podman build --quiet -f Containerfile --build-arg VERSION=$(or $(VERSION),0.0.0-dev) -t $(IMAGE) .cache/image
+
 clean:
-	rm -rf bin .cache
+	rm -rf bin .cache dist
