@@ -10,6 +10,7 @@ import (
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/judge"
 )
 
 // jobReader is what the API reads of judging jobs itself.
@@ -46,7 +47,7 @@ func (s *Server) getJob(c echo.Context, a *registry.Agent) error {
 	case job.Status == evaluation.JobSubmitted && !s.runtime.JudgeConfigured():
 		v.Note = "waiting for a judge: none is configured on this server yet; the job is kept and judged once one is"
 	case job.Status == evaluation.JobSubmitted && job.Attempts > 0:
-		v.Note = "the judge's last answer was unusable; retrying"
+		v.Note = judge.Explain(job.LastError)
 	case job.Status == evaluation.JobFailed:
 		v.Note = "the judge could not grade this attempt; its result says infrastructure_failure, and you may register again"
 	}

@@ -13,13 +13,70 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // ErrBadAnswer means the judge answered, but not with the required object.
 var ErrBadAnswer = errors.New("the judge did not answer with the required JSON object")
+
+// The ways a judge can be down. Ask wraps each failure in one of them (or
+// in ErrBadAnswer), so the worker waits out an outage instead of failing
+// the attempt, and the agent's note says what happened.
+var (
+	// ErrUnreachable: no connection (refused, reset, no route, DNS).
+	ErrUnreachable = errors.New("the judge could not be reached")
+	// ErrTimeout: the judge did not answer in time.
+	ErrTimeout = errors.New("the judge did not answer in time")
+	// ErrUnavailable: the judge answered 429 or a 5xx status.
+	ErrUnavailable = errors.New("the judge is unavailable")
+)
+
+// IsOutage says whether err means the judge is down (unreachable, timing
+// out, overloaded) rather than that it answered badly: an outage is waited
+// out, a bad answer is retried a few times and then ends the attempt.
+func IsOutage(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnavailable)
+}
+
+// Explain turns a job's last error, as the worker recorded it, into a
+// sentence for the agent that says what happened to the judge.
+func Explain(lastError string) string {
+	const waits = "; the job waits and is retried until it answers"
+	switch {
+	case strings.Contains(lastError, ErrUnreachable.Error()+": connection refused"):
+		return "the judge refused the connection" + waits
+	case strings.Contains(lastError, ErrUnreachable.Error()):
+		return ErrUnreachable.Error() + waits
+	case strings.Contains(lastError, ErrTimeout.Error()):
+		return ErrTimeout.Error() + waits
+	case strings.Contains(lastError, ErrUnavailable.Error()):
+		// "…: it answered HTTP 503": the status, never the judge's address.
+		_, status, _ := strings.Cut(lastError, ErrUnavailable.Error()+": ")
+		return ErrUnavailable.Error() + " (" + status + ")" + waits
+	case strings.Contains(lastError, ErrBadAnswer.Error()):
+		return "the judge's last answer was unusable; retrying"
+	}
+	return "the judge's last attempt failed; retrying"
+}
+
+// classify wraps a failed request in the outage it shows.
+func classify(ctx context.Context, err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	case ctx.Err() != nil:
+		return err // cancelled by the caller: not the judge's fault
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w: connection refused", ErrUnreachable)
+	}
+	return fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
 
 // Client calls a chat-completions endpoint.
 type Client struct {
@@ -51,8 +108,9 @@ type Verdict struct {
 	Model   string
 }
 
-// Ask sends the messages and reads the verdict. Errors are transient
-// (network, 5xx, timeouts) or ErrBadAnswer; both are retried by the worker.
+// Ask sends the messages and reads the verdict. An error wraps
+// ErrUnreachable, ErrTimeout or ErrUnavailable (the judge is down: IsOutage)
+// or ErrBadAnswer (it answered, unusably).
 func (c *Client) Ask(ctx context.Context, messages []Message, ids []string) (*Verdict, error) {
 	body, err := json.Marshal(map[string]any{
 		"model": c.Model, "messages": messages, "temperature": 0,
@@ -75,15 +133,20 @@ func (c *Client) Ask(ctx context.Context, messages []Message, ids []string) (*Ve
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("judge request: %w", err)
+		return nil, classify(ctx, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("judge response: %w", err)
+		return nil, classify(ctx, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("judge answered HTTP %d", resp.StatusCode)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		return nil, fmt.Errorf("%w: it answered HTTP %d", ErrUnavailable, resp.StatusCode)
+	case resp.StatusCode != http.StatusOK:
+		// 4xx: our request or our key is wrong; retrying will not help
+		// until an operator acts, so it counts as an unusable answer.
+		return nil, fmt.Errorf("%w: it answered HTTP %d", ErrBadAnswer, resp.StatusCode)
 	}
 	var completion struct {
 		Model   string `json:"model"`
