@@ -22,8 +22,18 @@ func (s *Server) readyz(c echo.Context) error {
 		c.Response().Header().Set("Retry-After", "5")
 		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Checks: map[string]string{"database": "unreachable"}})
 	}
-	return c.JSON(http.StatusOK, health{Success: true, Status: "ready", Checks: map[string]string{"database": "ok"}})
+	checks := map[string]string{"database": "ok"}
+	if s.judgeStatus != nil {
+		// A detail, not a condition: while the judge is down, jobs wait
+		// and everything else is served.
+		checks["judge"] = s.judgeStatus()
+	}
+	return c.JSON(http.StatusOK, health{Success: true, Status: "ready", Checks: checks})
 }
+
+// SetJudgeStatus makes /readyz report the judge's health as told by f
+// ("ok", "not configured", or what is wrong). Call it before serving.
+func (s *Server) SetJudgeStatus(f func() string) { s.judgeStatus = f }
 
 type health struct {
 	Success bool              `json:"success"`

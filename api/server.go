@@ -116,6 +116,7 @@ type Server struct {
 	agentIndex               *agentIndex
 	listsMu                  sync.Mutex
 	lists                    map[string][]byte // signed status lists by list and revoked bits
+	judgeStatus              func() string     // the judge's health, a /readyz detail (SetJudgeStatus)
 }
 
 // NewServer builds a server; it starts nothing.
