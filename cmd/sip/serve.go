@@ -243,6 +243,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
 	}
 	defer st.Close()
+	warnPermissions(log, m.DatabaseURL)
 	if err := st.Migrate(ctx); err != nil {
 		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
 	}

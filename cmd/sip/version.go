@@ -80,7 +80,7 @@ func (b buildInfo) long() string {
 	if d == "" {
 		d = "unknown"
 	}
-	return fmt.Sprintf("sip %s\ncommit: %s\nbuilt: %s\ngo: %s\n", b.Version, c, d, b.GoVersion)
+	return fmt.Sprintf("sip %s\ncommit: %s\nbuilt: %s\ngo: %s\nschema: %s\n", b.Version, c, d, b.GoVersion, schemaVersions())
 }
 
 // sipVersion is this binary's version, e.g. "1.2.3" or "0.0.0-dev".
