@@ -84,5 +84,3 @@ func migrateStatus(ctx context.Context, e env, flagValue string) int {
 func schemaVersions() string {
 	return fmt.Sprintf("sqlite %d, postgres %d", sqlite.SchemaVersion(), postgres.SchemaVersion())
 }
-
-

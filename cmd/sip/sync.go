@@ -160,4 +160,3 @@ func writeSyncReport(e env, format string, r *registry.SyncReport) {
 		fmt.Fprintln(e.stdout)
 	}
 }
-
