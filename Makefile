@@ -105,6 +105,9 @@ release:
 	$(GO) run $(GORELEASER) release --snapshot --clean --skip=publish
 	$(MAKE) release-check
 
+print-goreleaser:
+	@echo $(GORELEASER)
+
 ## release-check: every archive is listed in dist/checksums.txt and matches it, and the SBOM names sip
 release-check:
 	cd dist && sha256sum --strict -c checksums.txt
