@@ -57,6 +57,7 @@ func commands() []command {
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
 		{"migrate", "apply the registry's schema migrations, or show their status", runMigrate},
 		{"backup", "copy the SQLite database while it serves", runBackup},
+		{"app", "create the GitHub App from its manifest and keep its credentials", runApp},
 		{"results", "revoke a result (maintainers)", runResults},
 		{"traces", "export the execution records of graded attempts as JSON Lines", runTraces},
 		{"version", "print the version, commit, build date and Go version", runVersion},
