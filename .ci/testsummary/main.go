@@ -43,6 +43,8 @@ type summary struct {
 	skipped  []skip
 	failed   bool
 	packages int
+	// Tests (and subtests) by how they ended.
+	passed, failedTests int
 }
 
 // reasonLine is a t.Log/t.Skip line in a test's output: "    file_test.go:12: why".
@@ -73,6 +75,7 @@ func (s *summary) handle(ev event) {
 	case "fail":
 		s.failed = true
 		if ev.Test != "" {
+			s.failedTests++
 			for _, l := range s.output[k] {
 				fmt.Fprint(s.out, l)
 			}
@@ -84,6 +87,9 @@ func (s *summary) handle(ev event) {
 		}
 		delete(s.output, k)
 	case "pass":
+		if ev.Test != "" {
+			s.passed++
+		}
 		delete(s.output, k)
 	}
 }
@@ -119,11 +125,13 @@ func (s *summary) report(failOnSkip bool) int {
 			fmt.Fprintf(s.out, "SKIP %s %s: %s\n", sk.pkg, sk.test, sk.reason)
 		}
 	}
+	// The plain closing line CI reads: counts of every test and subtest.
+	fmt.Fprintf(s.out, "tests: %d passed, %d failed, %d skipped\n", s.passed, s.failedTests, len(s.skipped))
 	switch {
 	case s.failed:
 		return 1
 	case failOnSkip && len(s.skipped) > 0:
-		fmt.Fprintln(s.out, "== failing: tests were skipped (-fail-on-skip); install what they name (see .ci/run)")
+		fmt.Fprintln(s.out, "FAIL: tests were skipped (-fail-on-skip); install what they name (see .ci/run)")
 		return 1
 	}
 	return 0

@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 		notWant    []string
 	}{
 		{"a failure is shown whole and fails", string(stream), false, 1,
-			[]string{"x_test.go:3: boom", "--- FAIL: TestA", "FAIL\ttsx", "SKIP tsx TestB/sub: no tool"}, []string{"=== RUN   TestC", "--- PASS"}},
+			[]string{"x_test.go:3: boom", "--- FAIL: TestA", "FAIL\ttsx", "SKIP tsx TestB/sub: no tool", "tests: 2 passed, 1 failed, 1 skipped\n"}, []string{"=== RUN   TestC", "--- PASS"}},
 		{"skips alone pass", "{\"Action\":\"start\",\"Package\":\"p\"}\n" +
 			"{\"Action\":\"output\",\"Package\":\"p\",\"Test\":\"TestX\",\"Output\":\"    x_test.go:9: SKIPPING: no chromium\\n\"}\n" +
 			"{\"Action\":\"skip\",\"Package\":\"p\",\"Test\":\"TestX\"}\n" +
