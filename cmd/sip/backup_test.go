@@ -2,12 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/sipregistry/sip/api/apitest"
+	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 )
 
 // TestBackupAndRestore: `sip backup` copies a database while a server
@@ -101,4 +107,64 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestPostgresBackupAndRestore follows docs/operations.md on PostgreSQL:
+// pg_dump while a server runs, lose the data, pg_restore, and a new server
+// has the agent and its key.
+func TestPostgresBackupAndRestore(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"pg_dump", "pg_restore"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not on PATH (CI=true, so this fails)", tool)
+			}
+			t.Skipf("SKIPPING: %s is not on PATH (Debian: postgresql-client)", tool)
+		}
+	}
+	dbURL := postgrestest.URL(t)
+	u, err := neturl.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	plain := *u // what libpq's tools accept: no pool settings, no search_path
+	q := neturl.Values{}
+	if v := u.Query().Get("sslmode"); v != "" {
+		q.Set("sslmode", v)
+	}
+	plain.RawQuery = q.Encode()
+
+	m := MustRunMain(t, &Main{DatabaseURL: dbURL, BaseURL: "https://sip.example"})
+	c := apitest.New(t, m.URL)
+	var r struct {
+		Agent struct {
+			APIKey string `json:"api_key"`
+		} `json:"agent"`
+	}
+	if resp := c.Do("POST", "/api/v1/agents/register", strings.NewReader(`{"name":"pg-kept"}`),
+		map[string][]string{"Content-Type": {"application/json"}}, &r); resp.StatusCode != 201 {
+		t.Fatalf("register: %d", resp.StatusCode)
+	}
+	dump := filepath.Join(t.TempDir(), "sip.dump")
+	if out, err := exec.Command("pg_dump", "--format=custom", "--schema="+schema, "--file="+dump, plain.String()).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	// The data is lost.
+	pool, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(t.Context(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("pg_restore", "--no-owner", "--dbname="+plain.String(), dump).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v\n%s", err, out)
+	}
+	m2 := MustRunMain(t, &Main{DatabaseURL: dbURL, BaseURL: "https://sip.example"})
+	c2 := apitest.New(t, m2.URL)
+	if resp := c2.Do("GET", "/api/v1/agents/me", nil, map[string][]string{"Authorization": {"Bearer " + r.Agent.APIKey}}, nil); resp.StatusCode != 200 {
+		t.Errorf("the agent's key on the restored registry: %d", resp.StatusCode)
+	}
 }
