@@ -3,18 +3,23 @@
 
 GO        ?= go
 BIN       := bin/sip
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+# Versions come from git tags (v1.2.3); between tags `git describe` says how
+# far past the last one a build is (1.2.3-4-gabcdef0), and with no tag at
+# all the binary reports 0.0.0-dev.
+VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null | sed 's/^v//')
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE      ?= $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
-.PHONY: all build run test test-short bench bench-validate perfcheck fuzz lint fmt index docs screenshots clean
+.PHONY: all build run test test-short bench bench-validate perfcheck fuzz lint fmt index docs screenshots clean release release-check image
 
 all: lint test build
 
 ## build: compile bin/sip
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
 
 ## run: build sip and serve the bundled SIPs on the embedded SQLite default
 ADDR ?= 127.0.0.1:8080
@@ -23,9 +28,11 @@ run: build
 	@echo "Serving; stop with Ctrl-C. Database: $${SIP_DATABASE_URL:-$${XDG_DATA_HOME:-$$HOME/.local/share}/sip/registry.db}"
 	./$(BIN) serve --addr $(ADDR) --log-format text
 
-## test: every test, with the race detector
+## test: every test, with the race detector; ends with every skipped test and why
+# (under CI=true a skipped test fails the run). TestPostgresRestart stops the
+# PostgreSQL cluster, so .ci/run runs it on its own after this.
 test:
-	$(GO) test -race -count=1 ./...
+	@bash -o pipefail -c "$(GO) test -race -count=1 -json -skip '^TestPostgresRestart$$' ./... 2>&1 | $(GO) run ./.ci/testsummary $(if $(filter true,$(CI)),-fail-on-skip)"
 
 ## test-short: the tests without the race detector (faster)
 test-short:
@@ -116,8 +123,36 @@ screenshots:
 docs:
 	$(GO) test ./registry ./registry/report -update
 
+## release: the release archives (linux, darwin: amd64, arm64; windows: amd64), checksums and SBOM in dist/, as a snapshot of this commit
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
+release:
+	$(GO) run $(GORELEASER) release --snapshot --clean --skip=publish
+	$(MAKE) release-check
+
+print-goreleaser:
+	@echo $(GORELEASER)
+
+## release-check: every archive is listed in dist/checksums.txt and matches it, and the SBOM names sip
+release-check:
+	cd dist && sha256sum --strict -c checksums.txt
+	@for a in linux_amd64.tar.gz linux_arm64.tar.gz darwin_amd64.tar.gz darwin_arm64.tar.gz windows_amd64.zip; do \
+		grep -q "_$$a\$$" dist/checksums.txt || { echo "release-check: no $$a archive in dist/checksums.txt"; exit 1; }; \
+	done
+	@grep -q '"name": "github.com/sipregistry/sip"' dist/*.cdx.json || { echo "release-check: the SBOM does not describe sip"; exit 1; }
+	@echo "release-check: $$(wc -l < dist/checksums.txt) files match their checksums"
+
+## image: the container image (Containerfile, on scratch) as $(IMAGE), with podman
+IMAGE ?= localhost/sip:$(or $(VERSION),0.0.0-dev)
+image:
+	rm -rf .cache/image && mkdir -p .cache/image/data && chmod 0700 .cache/image/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o .cache/image/sip ./cmd/sip
+	cp /etc/ssl/certs/ca-certificates.crt .cache/image/
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nsip:x:65532:65532:sip:/data:/sbin/nologin\n' > .cache/image/passwd
+	printf 'root:x:0:\nsip:x:65532:\n' > .cache/image/group
+	podman build --quiet -f Containerfile --build-arg VERSION=$(or $(VERSION),0.0.0-dev) -t $(IMAGE) .cache/image
+
 clean:
-	rm -rf bin .cache
+	rm -rf bin .cache dist
 
 ## clients: regenerate the Go client (examples/sipclient) from the OpenAPI document
 .PHONY: clients

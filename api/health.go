@@ -28,8 +28,17 @@ func (s *Server) readyz(c echo.Context) error {
 			checks[k] = v
 		}
 	}
+	if s.judgeStatus != nil {
+		// A detail, not a condition: while the judge is down, jobs wait
+		// and everything else is served.
+		checks["judge"] = s.judgeStatus()
+	}
 	return c.JSON(http.StatusOK, health{Success: true, Status: "ready", Checks: checks})
 }
+
+// SetJudgeStatus makes /readyz report the judge's health as told by f
+// ("ok", "not configured", or what is wrong). Call it before serving.
+func (s *Server) SetJudgeStatus(f func() string) { s.judgeStatus = f }
 
 type health struct {
 	Success bool              `json:"success"`

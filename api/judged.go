@@ -39,7 +39,7 @@ func (s *Server) getJob(c echo.Context, a *registry.Agent) error {
 	case job.Status == evaluation.JobSubmitted && !s.runtime.JudgeConfigured():
 		v.Note = "waiting for a judge: none is configured on this server yet; the job is kept and judged once one is"
 	case job.Status == evaluation.JobSubmitted && job.Attempts > 0:
-		v.Note = "the judge's last answer was unusable; retrying"
+		v.Note = evaluation.ExplainJudgeError(job.LastError)
 	case job.Status == evaluation.JobFailed:
 		v.Note = "the judge could not grade this attempt; its result says infrastructure_failure, and you may register again"
 	}

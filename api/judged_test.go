@@ -337,16 +337,17 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 	})
 }
 
-// TestJudgeThatNeverAnswersUsably: a judge that is down, hangs past the
-// worker's timeout, or answers garbage, for longer than a job's life,
-// ends the job with an infrastructure_failure result whose record names
-// the attempts and the last error; the agent may register again.
+// TestJudgeThatNeverAnswersUsably: a judge that is down or hangs past the
+// worker's timeout for longer than the outage window, or answers garbage
+// five times, ends the job with an infrastructure_failure result whose
+// record names the attempts and the last error; the agent may register
+// again.
 func TestJudgeThatNeverAnswersUsably(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ mode, want string }{
-		{"down", "HTTP 503"},
+		{"down", "down for longer than 1h0m0s: the judge is unavailable: it answered HTTP 503"},
 		{"hang", "deadline exceeded"},
-		{"malformed", "judge"},
+		{"malformed", "5 attempts"},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
@@ -384,8 +385,8 @@ func TestJudgeThatNeverAnswersUsably(t *testing.T) {
 					}
 				}
 				if tr.Trace.Outcome != evaluation.OutcomeInfrastructureFailure || tr.Trace.ExitCode != evaluation.ExitUnavailable ||
-					!strings.Contains(judged, "5 attempts") || !strings.Contains(judged, tt.want) {
-					t.Errorf("record: outcome %s, exit %d, judged %q; want infrastructure_failure, %d, 5 attempts and %q",
+					!strings.Contains(judged, tt.want) {
+					t.Errorf("record: outcome %s, exit %d, judged %q; want infrastructure_failure, %d and %q",
 						tr.Trace.Outcome, tr.Trace.ExitCode, judged, evaluation.ExitUnavailable, tt.want)
 				}
 				if st, _, _ := a.status(t, "ai-safety-benchmark"); st != "available" {

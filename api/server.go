@@ -106,6 +106,7 @@ type Server struct {
 	listsMu                  sync.Mutex
 	lists                    map[string][]byte // signed status lists by list and revoked bits
 	readyDetails             func(context.Context) map[string]string
+	judgeStatus              func() string // the judge's health, a /readyz detail (SetJudgeStatus)
 }
 
 // NewServer builds a server; it starts nothing.

@@ -57,6 +57,7 @@ type Fake struct {
 	faults        []fault
 	holds         []*hold
 	tokenRequests int
+	manifests     map[string]manifestApp // App manifest flow: one-use code → the App it creates
 }
 
 // Repo is a repository of the fake.

@@ -121,6 +121,7 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("GET /app/hook/deliveries", app(f.listDeliveries))
 	mux.HandleFunc("POST /app/hook/deliveries/{id}/attempts", app(f.redeliver))
 	mux.HandleFunc("GET /installation/repositories", f.installationRepositories)
+	f.manifestRoutes(mux)
 
 	repo := func(h func(http.ResponseWriter, *http.Request, *Repo)) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

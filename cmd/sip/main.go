@@ -32,9 +32,6 @@ const (
 	exitConfig      = 78
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 // env is the part of the process a command may use: its streams, its
 // environment, and its working directory. Tests build one by hand.
 type env struct {
@@ -58,13 +55,12 @@ func commands() []command {
 		{"policy", "check the approval policy, or explain what it requires of a change", runPolicy},
 		{"serve", "run the HTTP API on the registry", runServe},
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
-		{"migrate", "apply the registry's schema migrations", runMigrate},
+		{"migrate", "apply the registry's schema migrations, or show their status", runMigrate},
+		{"backup", "copy the SQLite database while it serves", runBackup},
+		{"app", "create the GitHub App from its manifest and keep its credentials", runApp},
 		{"results", "revoke a result (maintainers)", runResults},
 		{"traces", "export the execution records of graded attempts as JSON Lines", runTraces},
-		{"version", "print the version", func(_ context.Context, e env, _ []string) int {
-			fmt.Fprintln(e.stdout, "sip", version)
-			return exitOK
-		}},
+		{"version", "print the version, commit, build date and Go version", runVersion},
 	}
 }
 

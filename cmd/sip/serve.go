@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -43,7 +44,10 @@ Also read from the environment: SIP_BASE_URL (the public URL, for claim
 links), SIP_X_OEMBED_URL (X's oEmbed endpoint, for agent claims), and
 SIP_JUDGE_URL, SIP_JUDGE_MODEL, SIP_JUDGE_API_KEY (an OpenAI-compatible
 API that grades certifications and free-response answers; without it,
-judging jobs wait in the database until one is configured).
+judging jobs wait in the database until one is configured), and
+SIP_JUDGE_OUTAGE_WINDOW (how long a job waits out a judge that is down,
+default 1h). SIP_BASE_URL is required unless the address is loopback.
+The port is bound before the database is opened.
 
 The GitHub App runs on the same port (POST /webhooks/github) when
 SIP_GITHUB_APP_ID is set, with SIP_GITHUB_PRIVATE_KEY (the PEM text) or
@@ -90,6 +94,14 @@ func runServe(ctx context.Context, e env, args []string) int {
 		}
 		m.JudgeConcurrency = n
 	}
+	if v := e.getenv("SIP_JUDGE_OUTAGE_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			fmt.Fprintf(e.stderr, "sip serve: SIP_JUDGE_OUTAGE_WINDOW must be a duration of at least 1m (e.g. 2h), not %q\n", v)
+			return exitUsage
+		}
+		m.JudgeOutageWindow = d
+	}
 	proxies, err := trustedProxies(e.getenv("SIP_TRUSTED_PROXIES"))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: SIP_TRUSTED_PROXIES: %v\n", err)
@@ -127,7 +139,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 			return exitData
 		case errors.Is(err, os.ErrNotExist):
 			return exitNoInput
-		case errors.Is(err, errListen), errors.Is(err, errApp):
+		case errors.Is(err, errListen), errors.Is(err, errApp), errors.Is(err, errBaseURL):
 			return exitConfig
 		}
 		return exitForStoreError(err)
@@ -178,6 +190,9 @@ type Main struct {
 	Judge          *judge.Client // grades certifications and free responses; nil: jobs wait
 	// JudgeConcurrency is how many jobs a replica judges at once (16 when 0).
 	JudgeConcurrency int
+	// JudgeOutageWindow is how long a job waits out a judge that is down
+	// before it fails (an hour when 0).
+	JudgeOutageWindow time.Duration
 	// TrustedProxies are the load balancers whose X-Forwarded-For is
 	// believed (SIP_TRUSTED_PROXIES).
 	TrustedProxies []*net.IPNet
@@ -214,11 +229,22 @@ func (m *Main) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := checkBaseURL(m.Addr, m.BaseURL); err != nil {
+		return err
+	}
+	// Bind first: a taken port fails before the database is touched.
+	ln, err := listen(m.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // Serve closes it too; this covers the returns before Serve
+	m.URL = "http://" + ln.Addr().String()
 	st, err := openStore(ctx, m.DatabaseURL, true)
 	if err != nil {
 		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
 	}
 	defer st.Close()
+	warnPermissions(log, m.DatabaseURL)
 	if err := st.Migrate(ctx); err != nil {
 		return fmt.Errorf("%s: %w", describeDatabase(m.DatabaseURL), err)
 	}
@@ -251,15 +277,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("record key: %w", err)
 	}
-	ln, err := net.Listen("tcp", m.Addr)
-	if err != nil {
-		return fmt.Errorf("%w on %s: %v", errListen, m.Addr, err)
-	}
-	defer ln.Close() // Serve closes it too; this covers the returns before Serve
-	m.URL = "http://" + ln.Addr().String()
 	if m.BaseURL == "" {
 		// Links must be absolute and never come from a request's Host
-		// header: without SIP_BASE_URL they name the address we listen on.
+		// header: without SIP_BASE_URL (allowed on loopback only) they
+		// name the address we listen on.
 		m.BaseURL = m.URL
 		log.Info("SIP_BASE_URL is not set; links name the listening address", "url", m.URL)
 	}
@@ -272,13 +293,13 @@ func (m *Main) Run(ctx context.Context) error {
 	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
 		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
 		Issuers: webfetch.Issuers{HTTP: &http.Client{Timeout: 10 * time.Second}},
-		Build:   version, RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
+		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
 	if key != nil { // a nil *seal.Key is not a nil Opener
 		ec.Key = key
 	}
 	svc := evaluation.New(ec)
 	cfg := api.Config{Store: st, Stats: st, Service: svc,
-		Logger: log, Version: version, BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
+		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
 	if app != nil {
 		cfg.Webhook, cfg.ReadyDetails = app.Webhook, app.ReadyDetails
@@ -293,10 +314,14 @@ func (m *Main) Run(ctx context.Context) error {
 		// first, then in-flight deliveries finish.
 		defer func() { stopApp(); <-appDone }()
 	}
-	worker := &evaluation.Worker{Service: svc, Log: log.With("component", "judge"), Concurrency: m.JudgeConcurrency}
+	worker := &evaluation.Worker{Service: svc, Log: log.With("component", "judge"), Concurrency: m.JudgeConcurrency,
+		OutageWindow: m.JudgeOutageWindow}
 	if m.Judge != nil {
 		worker.Judge = m.Judge
+		srv.Registry().MustRegister(judgeCollectors(worker)...)
 	}
+	logJudge(log, m.Judge, cmp.Or(m.JudgeOutageWindow, time.Hour))
+	srv.SetJudgeStatus(judgeStatus(worker))
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workDone := make(chan struct{})
 	go func() { defer close(workDone); worker.Run(workCtx) }()
@@ -316,7 +341,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("serving", "url", m.URL, "database", describeDatabase(m.DatabaseURL), "version", version)
+	log.Info("serving", "url", m.URL, "database", describeDatabase(m.DatabaseURL), "version", sipVersion())
 	if m.Stdout != nil {
 		fmt.Fprintf(m.Stdout, "sip is serving at %s (open it in a browser; the API is at %s/api/v1/evaluations)\n", m.URL, m.URL)
 	}
@@ -420,7 +445,7 @@ func (m *Main) syncAtStart(ctx context.Context, st store, log *slog.Logger) erro
 		if err != nil {
 			return err
 		}
-		src = registry.Source{Files: files, Name: "bundled SIPs (sip " + version + ")"}
+		src = registry.Source{Files: files, Name: "bundled SIPs (sip " + sipVersion() + ")"}
 	} else {
 		var err error
 		if src, err = dirSource(m.EvaluationsDir); err != nil {

@@ -195,10 +195,10 @@ func TestServeBadConfig(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"serve", "--db", "mysql://x"}, exitConfig},
-		{[]string{"serve", "--db", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1"}, exitUnavailable},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", "mysql://x"}, exitConfig},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1"}, exitUnavailable},
 		{[]string{"serve", "--addr", "256.0.0.1:99999", "--db", filepath.Join(t.TempDir(), "r.db")}, exitConfig},
-		{[]string{"serve", "--evaluations", "/no/such/dir", "--db", filepath.Join(t.TempDir(), "r2.db")}, exitNoInput},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--evaluations", "/no/such/dir", "--db", filepath.Join(t.TempDir(), "r2.db")}, exitNoInput},
 		{[]string{"serve", "extra"}, exitUsage},
 	} {
 		if code, _, errOut := runSip(t, tt.args...); code != tt.code {
@@ -213,7 +213,7 @@ func TestServeBadConfig(t *testing.T) {
 func TestServeBadPoolSettings(t *testing.T) {
 	t.Parallel()
 	for _, setting := range []string{"pool_min_conns=many", "pool_max_conns=-"} {
-		code, _, errOut := runSip(t, "serve", "--db", "postgres://postgres:s3cret@127.0.0.1:1/x?"+setting)
+		code, _, errOut := runSip(t, "serve", "--addr", "127.0.0.1:0", "--db", "postgres://postgres:s3cret@127.0.0.1:1/x?"+setting)
 		name, _, _ := strings.Cut(setting, "=")
 		if code != exitConfig || !strings.Contains(errOut, "cannot parse "+name) || strings.Contains(errOut, "s3cret") {
 			t.Errorf("%s: exit %d, stderr %q; want %d naming %s without the password", setting, code, errOut, exitConfig, name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -120,4 +121,14 @@ func openMigrated(ctx context.Context, e env, command, flagValue string) (store,
 		return nil, exitForStoreError(err)
 	}
 	return st, exitOK
+}
+
+// warnPermissions logs what lets other users read a SQLite database.
+func warnPermissions(log *slog.Logger, url string) {
+	if strings.Contains(url, "://") {
+		return
+	}
+	for _, p := range sqlite.PermissionProblems(strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")) {
+		log.Warn(p)
+	}
 }

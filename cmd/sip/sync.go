@@ -160,28 +160,3 @@ func writeSyncReport(e env, format string, r *registry.SyncReport) {
 		fmt.Fprintln(e.stdout)
 	}
 }
-
-const migrateAbout = `
-Applies the registry's embedded schema migrations to the database (--db,
-else SIP_DATABASE_URL, else the embedded SQLite file). 'sip serve' and
-'sip sync' migrate on their own; run this to migrate ahead of a rollout.`
-
-func runMigrate(ctx context.Context, e env, args []string) int {
-	flags := newFlagSet("migrate", "[--db URL]", migrateAbout)
-	db := flags.String("db", "", "database URL (default: SIP_DATABASE_URL, else the embedded SQLite file)")
-	rest, code, ok := parseFlags(flags, e, args)
-	if !ok {
-		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(e.stderr, "sip migrate: unexpected argument %q\n", rest[0])
-		return exitUsage
-	}
-	st, code := openMigrated(ctx, e, "migrate", *db)
-	if code != exitOK {
-		return code
-	}
-	st.Close()
-	fmt.Fprintf(e.stdout, "migrated %s\n", describeDatabase(databaseURL(e, *db)))
-	return exitOK
-}

@@ -45,7 +45,7 @@ not exist or holds no SIP, 64 usage error, 78 --base or --sealing-key cannot be 
 func sipTool() report.Tool {
 	return report.Tool{
 		Name:           "sip",
-		Version:        version,
+		Version:        sipVersion(),
 		InformationURI: "https://github.com/sipregistry/sip",
 		RulesURI:       "https://github.com/sipregistry/sip/blob/main/docs/rules.md",
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -35,9 +36,88 @@ type Worker struct {
 	Lease time.Duration
 	// Timeout bounds one judge call (default 2 min).
 	Timeout     time.Duration
-	MaxAttempts int           // before a job fails (default 5)
+	MaxAttempts int           // unusable answers before a job fails (default 5)
 	Poll        time.Duration // how often to look for work when idle (default 500 ms)
 	Concurrency int           // jobs judged at once (default 16: judge calls wait on the network, not the CPU)
+	// OutageWindow is how long a job waits out a judge that is down
+	// (unreachable, timing out, answering 429 or 5xx), counted from its
+	// submission, before it ends as infrastructure_failure (default 1 h).
+	OutageWindow time.Duration
+	// MaxBackoff bounds the wait between two tries of a job while the
+	// judge is down (default 1 min).
+	MaxBackoff time.Duration
+
+	health judgeHealth
+}
+
+// JudgeHealth is what a worker last saw of its judge.
+type JudgeHealth struct {
+	Configured bool
+	Up         bool      // the last call was answered (or none failed yet)
+	Since      time.Time // when Up last changed; zero before the first call
+	LastError  string    // the last outage's error, while down
+	// Outages counts calls that found the judge down, by kind
+	// ("unreachable", "timeout", "unavailable"); BadAnswers the unusable
+	// answers.
+	Outages    map[string]int64
+	BadAnswers int64
+}
+
+type judgeHealth struct {
+	mu sync.Mutex
+	h  JudgeHealth
+}
+
+// Health is what the worker last saw of the judge, for /readyz and metrics.
+func (w *Worker) Health() JudgeHealth {
+	w.health.mu.Lock()
+	defer w.health.mu.Unlock()
+	h := w.health.h
+	h.Configured = w.Judge != nil
+	if h.Since.IsZero() {
+		h.Up = true
+	}
+	h.Outages = maps.Clone(h.Outages)
+	return h
+}
+
+func (w *Worker) record(err error, now time.Time) {
+	w.health.mu.Lock()
+	defer w.health.mu.Unlock()
+	h := &w.health.h
+	up := !IsJudgeOutage(err)
+	if first := h.Since.IsZero(); first || up != h.Up {
+		switch {
+		case !up:
+			w.Log.Warn("the judge is down; judging jobs wait", "error", err)
+		case !first:
+			w.Log.Info("the judge answers again", "down_since", h.Since)
+		}
+		h.Up, h.Since = up, now
+	}
+	switch {
+	case err == nil:
+		h.LastError = ""
+	case errors.Is(err, ErrJudgeBadAnswer):
+		h.BadAnswers++
+	case up:
+	default:
+		h.LastError = err.Error()
+		if h.Outages == nil {
+			h.Outages = map[string]int64{}
+		}
+		h.Outages[outageKind(err)]++
+	}
+}
+
+func outageKind(err error) string {
+	switch {
+	case errors.Is(err, ErrJudgeTimeout):
+		return "timeout"
+	case errors.Is(err, ErrJudgeUnavailable):
+		return "unavailable"
+	}
+	return "unreachable"
 }
 
 func (w *Worker) defaults() {
@@ -55,6 +135,12 @@ func (w *Worker) defaults() {
 	}
 	if w.Concurrency <= 0 {
 		w.Concurrency = 16
+	}
+	if w.OutageWindow == 0 {
+		w.OutageWindow = time.Hour
+	}
+	if w.MaxBackoff == 0 {
+		w.MaxBackoff = time.Minute
 	}
 	if w.Log == nil {
 		w.Log = slog.New(slog.DiscardHandler)
@@ -105,15 +191,27 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	}
 	log := w.Log.With("job_id", job.ID, "attempt", job.Attempts)
 	res, points, err := w.work(ctx, job)
+	if ctx.Err() == nil && (err == nil || errors.Is(err, ErrJudgeBadAnswer) || IsJudgeOutage(err)) {
+		w.record(err, s.now())
+	}
 	if err != nil {
 		reason := err.Error()
-		if job.Attempts >= w.MaxAttempts {
-			log.Error("judging failed for good", "error", reason)
-			return true, w.fail(ctx, job, reason)
-		}
 		backoff := min(time.Duration(1<<min(job.Attempts, 8))*time.Second, 5*time.Minute)
-		log.Warn("judging failed; will retry", "error", reason, "retry_in", backoff)
-		return true, s.jobs.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
+		switch {
+		case IsJudgeOutage(err) && s.now().Sub(job.CreatedAt) < w.OutageWindow:
+			// The judge is down: the job waits, and is tried again often
+			// enough to notice it is back.
+			backoff = min(backoff, w.MaxBackoff)
+			log.Warn("the judge is down; the job waits", "error", reason, "retry_in", backoff)
+			return true, s.jobs.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
+		case IsJudgeOutage(err):
+			reason = fmt.Sprintf("the judge was down for longer than %s: %s", w.OutageWindow, reason)
+		case job.Attempts < w.MaxAttempts:
+			log.Warn("judging failed; will retry", "error", reason, "retry_in", backoff)
+			return true, s.jobs.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
+		}
+		log.Error("judging failed for good", "error", reason)
+		return true, w.fail(ctx, job, reason)
 	}
 	if _, err := s.jobs.CompleteJob(ctx, job.ID, res, points); err != nil {
 		return true, fmt.Errorf("complete %s: %w", job.ID, err)

@@ -13,15 +13,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-// ErrBadAnswer means the judge answered, but not with the required object.
-var ErrBadAnswer = errors.New("the judge did not answer with the required JSON object")
+// The ways a call to the judge fails are the evaluation runtime's to name
+// (registry/evaluation/judgeoutage.go): Ask wraps each failure in one of
+// them, so the worker waits out an outage instead of failing the attempt.
+var (
+	ErrBadAnswer   = evaluation.ErrJudgeBadAnswer
+	ErrUnreachable = evaluation.ErrJudgeUnreachable
+	ErrTimeout     = evaluation.ErrJudgeTimeout
+	ErrUnavailable = evaluation.ErrJudgeUnavailable
+)
+
+// IsOutage says whether err means the judge is down (evaluation.IsJudgeOutage).
+func IsOutage(err error) bool { return evaluation.IsJudgeOutage(err) }
+
+// classify wraps a failed request in the outage it shows.
+func classify(ctx context.Context, err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	case ctx.Err() != nil:
+		return err // cancelled by the caller: not the judge's fault
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w: connection refused", ErrUnreachable)
+	}
+	return fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
 
 // Client calls a chat-completions endpoint.
 type Client struct {
@@ -39,8 +66,9 @@ type (
 	Verdict = evaluation.Verdict
 )
 
-// Ask sends the messages and reads the verdict. Errors are transient
-// (network, 5xx, timeouts) or ErrBadAnswer; both are retried by the worker.
+// Ask sends the messages and reads the verdict. An error wraps
+// ErrUnreachable, ErrTimeout or ErrUnavailable (the judge is down: IsOutage)
+// or ErrBadAnswer (it answered, unusably).
 func (c *Client) Ask(ctx context.Context, messages []Message, ids []string) (*Verdict, error) {
 	body, err := json.Marshal(map[string]any{
 		"model": c.Model, "messages": messages, "temperature": 0,
@@ -63,15 +91,20 @@ func (c *Client) Ask(ctx context.Context, messages []Message, ids []string) (*Ve
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("judge request: %w", err)
+		return nil, classify(ctx, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("judge response: %w", err)
+		return nil, classify(ctx, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("judge answered HTTP %d", resp.StatusCode)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		return nil, fmt.Errorf("%w: it answered HTTP %d", ErrUnavailable, resp.StatusCode)
+	case resp.StatusCode != http.StatusOK:
+		// 4xx: our request or our key is wrong; retrying will not help
+		// until an operator acts, so it counts as an unusable answer.
+		return nil, fmt.Errorf("%w: it answered HTTP %d", ErrBadAnswer, resp.StatusCode)
 	}
 	var completion struct {
 		Model   string `json:"model"`

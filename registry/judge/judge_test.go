@@ -109,3 +109,60 @@ func TestNegativeAndNaNScoresClamp(t *testing.T) {
 		t.Errorf("total %v, want 40.91", total)
 	}
 }
+
+// TestAskOutages: every way the judge can be down is told apart from an
+// unusable answer, and explained to the agent without the judge's address.
+func TestAskOutages(t *testing.T) {
+	t.Parallel()
+	status := func(code int) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", code) }))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	closed := httptest.NewServer(nil)
+	closed.Close()
+	stop := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: no handler outlives the test
+	tests := []struct {
+		name     string
+		url      string
+		timeout  time.Duration
+		want     error
+		outage   bool
+		wantNote string
+	}{
+		{"refused", closed.URL, 0, judge.ErrUnreachable, true, "the judge refused the connection; the job waits and is retried until it answers"},
+		{"503", status(503), 0, judge.ErrUnavailable, true, "the judge is unavailable (it answered HTTP 503); the job waits and is retried until it answers"},
+		{"429", status(429), 0, judge.ErrUnavailable, true, "the judge is unavailable (it answered HTTP 429); the job waits and is retried until it answers"},
+		{"timeout", hang.URL, 50 * time.Millisecond, judge.ErrTimeout, true, "the judge did not answer in time; the job waits and is retried until it answers"},
+		{"401", status(401), 0, judge.ErrBadAnswer, false, "the judge's last answer was unusable; retrying"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &judge.Client{URL: tt.url, Model: "m", HTTP: &http.Client{Timeout: tt.timeout}}
+			_, err := c.Ask(t.Context(), []judge.Message{{Role: "user", Content: "hi"}}, []string{"a"})
+			if !errors.Is(err, tt.want) || judge.IsOutage(err) != tt.outage {
+				t.Fatalf("err %v (outage %v); want %v (outage %v)", err, judge.IsOutage(err), tt.want, tt.outage)
+			}
+			note := evaluation.ExplainJudgeError("worker: " + err.Error())
+			if note != tt.wantNote || strings.Contains(note, "127.0.0.1") {
+				t.Errorf("note %q, want %q", note, tt.wantNote)
+			}
+		})
+	}
+	// A caller that gives up is not an outage of the judge.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := (&judge.Client{URL: hang.URL, Model: "m"}).Ask(ctx, []judge.Message{{Role: "user", Content: "hi"}}, []string{"a"})
+	if err == nil || judge.IsOutage(err) {
+		t.Errorf("a cancelled call: %v, outage %v", err, judge.IsOutage(err))
+	}
+}

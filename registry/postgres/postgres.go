@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,6 +143,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrations: %w", err)
 	}
+	current, known, err := p.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", translate(err))
+	}
+	if current > known {
+		return fmt.Errorf("postgres: %w", &registry.SchemaTooNewError{Current: current, Known: known})
+	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("postgres: migrate: %w", translate(err))
 	}
@@ -204,4 +212,39 @@ func wrap(errp *error, format string, args ...any) {
 	if *errp != nil {
 		*errp = fmt.Errorf("postgres: %s: %w", fmt.Sprintf(format, args...), translate(*errp))
 	}
+}
+
+// SchemaVersion is the newest schema version this binary knows: the
+// number of its last embedded migration.
+func SchemaVersion() int64 {
+	entries, _ := fs.ReadDir(migrations, "migrations")
+	var v int64
+	for _, e := range entries {
+		n, _, _ := strings.Cut(e.Name(), "_")
+		if x, err := strconv.ParseInt(n, 10, 64); err == nil && x > v {
+			v = x
+		}
+	}
+	return v
+}
+
+// SchemaVersions reads the database's schema version (0 before the first
+// migration) and the newest this binary knows, changing nothing but
+// goose's version table, which it creates when missing.
+func (s *Store) SchemaVersions(ctx context.Context) (current, known int64, err error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return 0, 0, err
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys)
+	if err != nil {
+		return 0, 0, fmt.Errorf("postgres: migrations: %w", err)
+	}
+	current, known, err = p.GetVersions(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("postgres: %w", translate(err))
+	}
+	return current, known, nil
 }

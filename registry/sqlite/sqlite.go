@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,10 +49,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite: empty path: %w", registry.ErrInvalid)
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
-		}
+	if err := create(path); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	// Writers take the lock at BEGIN (txlock=immediate) and wait for each
 	// other (busy_timeout), so concurrent syncs serialise instead of
@@ -72,6 +71,54 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// create makes the database's folder (0700) and an empty file (0600) when
+// they do not exist: the file holds the registry's secrets (the issuer's
+// signing seed, the record key), so nobody else on the machine may read
+// it. SQLite gives its -wal and -shm files the database file's mode.
+func create(path string) error {
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// PermissionProblems names what lets other users of the machine read the
+// database at path: the file (or its -wal file) readable by group or
+// others, or its folder writable by them. Servers log them as warnings at start.
+func PermissionProblems(path string) []string {
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	var out []string
+	var harm string
+	check := func(p, what string, mask os.FileMode) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return
+		}
+		if m := fi.Mode().Perm(); m&mask != 0 {
+			out = append(out, fmt.Sprintf("%s %s has mode %04o: other users can %s (chmod %04o %s)",
+				what, p, m, harm, m&^mask, p))
+		}
+	}
+	harm = "read the registry's secrets"
+	check(path, "the database file", 0o077)
+	check(path+"-wal", "the database's WAL file", 0o077)
+	harm = "replace the database"
+	check(filepath.Dir(path), "the database's folder", 0o022)
+	return out
 }
 
 // prepared returns the statement that reads the sync state, preparing it
@@ -99,6 +146,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	p, err := goose.NewProvider(goose.DialectSQLite3, s.db, fsys)
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
+	}
+	current, known, err := p.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: migrations: %w", translate(err))
+	}
+	if current > known {
+		return fmt.Errorf("sqlite: %w", &registry.SchemaTooNewError{Current: current, Known: known})
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", translate(err))
@@ -172,4 +226,55 @@ func parseTime(s string) (time.Time, error) {
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// SchemaVersion is the newest schema version this binary knows: the
+// number of its last embedded migration.
+func SchemaVersion() int64 {
+	entries, _ := fs.ReadDir(migrations, "migrations")
+	var v int64
+	for _, e := range entries {
+		n, _, _ := strings.Cut(e.Name(), "_")
+		if x, err := strconv.ParseInt(n, 10, 64); err == nil && x > v {
+			v = x
+		}
+	}
+	return v
+}
+
+// SchemaVersions reads the database's schema version (0 before the first
+// migration) and the newest this binary knows, changing nothing but
+// goose's version table, which it creates when missing.
+func (s *Store) SchemaVersions(ctx context.Context) (current, known int64, err error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return 0, 0, err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.db, fsys)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sqlite: migrations: %w", err)
+	}
+	current, known, err = p.GetVersions(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sqlite: %w", translate(err))
+	}
+	return current, known, nil
+}
+
+// Backup writes a consistent copy of the database to path, online: readers
+// and writers go on meanwhile (VACUUM INTO reads one snapshot). The copy is
+// created 0600, since it holds the registry's secrets, and path must not
+// exist yet. Restore by stopping the servers and putting the copy in place
+// of the database file (removing its -wal and -shm files).
+func (s *Store) Backup(ctx context.Context, path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlite: backup: %w", err)
+	}
+	f.Close()
+	if _, err := s.db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("sqlite: backup to %s: %w", path, translate(err))
+	}
+	return nil
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	neturl "net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/judge"
+)
+
+// listen binds the server's address. sip serve does it before it touches
+// the database, so a taken port fails at once and leaves no database
+// behind; the error names the setting to change.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	hint := "choose another address with --addr or SIP_ADDR (make run: ADDR=127.0.0.1:8081 make run)"
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint = "another process uses it; " + hint
+	}
+	return nil, fmt.Errorf("%w on %s: %v; %s", errListen, addr, err, hint)
+}
+
+// errBaseURL: the public URL is missing where it is needed, or malformed.
+var errBaseURL = errors.New("SIP_BASE_URL")
+
+// checkBaseURL refuses a server that listens beyond this machine without
+// SIP_BASE_URL: its credentials would name an issuer nobody can resolve
+// (did:web:[::]…) and its claim links would point at the listening
+// address. On a loopback address the listening URL is the public one.
+func checkBaseURL(addr, base string) error {
+	if base == "" {
+		if isLoopback(addr) {
+			return nil
+		}
+		return fmt.Errorf("%w is not set, and %s is not a loopback address: set SIP_BASE_URL to the URL agents and browsers reach this server at (e.g. https://sip.example.org), or listen on 127.0.0.1", errBaseURL, addr)
+	}
+	u, err := neturl.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%w %q: want an absolute http(s) URL without query, fragment or user, e.g. https://sip.example.org", errBaseURL, base)
+	}
+	return nil
+}
+
+// isLoopback says whether addr (host:port) listens only on this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// logJudge says at start which judge grades, so an operator sees a wrong
+// URL or model before the first job waits on it. The URL is logged without
+// credentials or query; the API key never.
+func logJudge(log *slog.Logger, j *judge.Client, outageWindow time.Duration) {
+	if j == nil {
+		log.Info("no judge configured (SIP_JUDGE_URL): certifications and free-response answers wait for one")
+		return
+	}
+	shown := "(unparseable URL)"
+	if u, err := neturl.Parse(j.URL); err == nil {
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		shown = u.String()
+	}
+	log.Info("judge", "url", shown, "model", j.Model, "api_key_set", j.APIKey != "", "outage_window", outageWindow.String())
+}
+
+// judgeStatus is the /readyz detail of the judge, from what the worker
+// last saw of it.
+func judgeStatus(w *evaluation.Worker) func() string {
+	return func() string {
+		h := w.Health()
+		switch {
+		case !h.Configured:
+			return "not configured"
+		case h.Up:
+			return "ok"
+		}
+		return fmt.Sprintf("down since %s: %s", h.Since.UTC().Format(time.RFC3339), evaluation.ExplainJudgeError(h.LastError))
+	}
+}
+
+// judgeCollectors are the judge's metrics: whether it answers, and the
+// calls that found it down, by kind.
+func judgeCollectors(w *evaluation.Worker) []prometheus.Collector {
+	up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sip_judge_up",
+		Help: "1 while the judge answers (or no call failed yet), 0 while it is down; absent without a judge."},
+		func() float64 {
+			if w.Health().Up {
+				return 1
+			}
+			return 0
+		})
+	out := []prometheus.Collector{up}
+	for _, kind := range []string{"unreachable", "timeout", "unavailable"} {
+		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sip_judge_outage_calls_total",
+			Help:        "Judge calls that found the judge down, by kind (unreachable, timeout, unavailable: 429 or 5xx).",
+			ConstLabels: prometheus.Labels{"kind": kind}},
+			func() float64 { return float64(w.Health().Outages[kind]) }))
+	}
+	return append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sip_judge_bad_answers_total",
+		Help: "Judge answers that were unusable (not the required JSON object, or a 4xx)."},
+		func() float64 { return float64(w.Health().BadAnswers) }))
+}
