@@ -174,7 +174,10 @@ func bind(t tool, op *operation) (*bound, map[string]any, map[string]any, error)
 			props[t.body] = bs
 			required = append(required, t.body)
 		} else {
-			bp, _ := bs["properties"].(map[string]any)
+			bp, ok := bs["properties"].(map[string]any)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("tool %s: the body of %s has no fields of its own: name the argument it goes in", t.name, op.ID)
+			}
 			for name, sch := range bp {
 				if _, dup := props[name]; dup {
 					return nil, nil, nil, fmt.Errorf("tool %s: body field %s is also a parameter", t.name, name)
