@@ -71,6 +71,13 @@ func connectMCP(t *testing.T, base, key string) *mcpAgent {
 	return m
 }
 
+// in is m reporting to t (a subtest).
+func (m *mcpAgent) in(t *testing.T) *mcpAgent {
+	c := *m
+	c.t = t
+	return &c
+}
+
 // mcpError is a refusal as a tool result carries it: the HTTP API's
 // error body.
 type mcpError struct {
