@@ -126,7 +126,7 @@ func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		other := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Now: w.clock.Now, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+		other := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Now: w.clock.Now, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
 		t.Cleanup(other.Close)
 		replica := apitest.New(t, other.URL)
 		a := w.agent("rotating-1")
@@ -191,7 +191,7 @@ func TestPrivateAgentsShowNothingToOthers(t *testing.T) {
 		if strings.Contains(string(body), "points</p>") {
 			t.Errorf("the profile page shows a private agent's points")
 		}
-		counts, err := s.(evaluation.EvaluationStore).PassCounts(t.Context())
+		counts, err := s.(evaluation.Store).PassCounts(t.Context())
 		if err != nil || counts["poaw"] != 0 {
 			t.Errorf("pass counts %v, %v; want the private pass not counted", counts, err)
 		}

@@ -121,7 +121,7 @@ func (l evaluationList) ids() string {
 // built over; without Agents it has none and serves the registry only.
 type runtimeStores struct {
 	Agents      registry.AgentStore
-	Evaluations evaluation.EvaluationStore
+	Evaluations evaluation.Store
 	Jobs        evaluation.JobStore
 	Sessions    evaluation.SessionStore
 }
@@ -138,7 +138,7 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 		now = time.Now
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Registrations: st.Evaluations,
+	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.Issuers{HTTP: client}, Registrations: st.Evaluations,
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: webfetch.Client{HTTP: client}}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: webfetch.Client{HTTP: client}}, TTL: time.Minute, Now: now}}}
 	// A nil store in an interface is not a nil interface.

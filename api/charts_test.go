@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -9,9 +10,11 @@ import (
 
 func TestNiceCeil(t *testing.T) {
 	for _, c := range []struct{ in, want float64 }{{0, 2}, {1, 2}, {2, 2}, {3, 4}, {7, 8}, {9, 10}, {10, 20}, {13, 20}, {55, 60}, {100, 200}, {999, 1000}} {
-		if got := niceCeil(c.in); got != c.want {
-			t.Errorf("niceCeil(%g) = %g, want %g", c.in, got, c.want)
-		}
+		t.Run(fmt.Sprint(c.in), func(t *testing.T) {
+			if got := niceCeil(c.in); got != c.want {
+				t.Errorf("niceCeil(%g) = %g, want %g", c.in, got, c.want)
+			}
+		})
 	}
 }
 

@@ -108,6 +108,7 @@ var kinds = []struct {
 	{registry.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", "unauthorized", "Send Authorization: Bearer <api_key>."},
 	{registry.ErrForbidden, http.StatusForbidden, "forbidden", "forbidden", "Act on your own resources."},
 	{registry.ErrTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large", "too large", "Shorten it."},
+	{evaluation.ErrUnprocessable, http.StatusUnprocessableEntity, "validation_failed", "cannot be processed", "Check the request against /api/v1/openapi.json."},
 	{registry.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "the registry database is unavailable", "Try again shortly."},
 }
 

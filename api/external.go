@@ -10,38 +10,8 @@ import (
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
-	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
-
-// trustedIssuers are the issuers the registry's SIPs accept credentials
-// of, as their credential prerequisites name them: reviewed in the
-// repository under its policy's trusted_issuers. No other issuer's
-// document or list is ever fetched.
-func (s *Server) trustedIssuers(r *http.Request) map[registry.CredentialPrerequisite]bool {
-	snap, err := s.catalog.current(r.Context())
-	if err != nil {
-		return nil
-	}
-	out := map[registry.CredentialPrerequisite]bool{}
-	for _, e := range snap.entries {
-		if !e.Removed {
-			for _, p := range e.CredentialPrerequisites {
-				out[p] = true
-			}
-		}
-	}
-	return out
-}
-
-func (s *Server) trusts(r *http.Request, did string) bool {
-	for p := range s.trustedIssuers(r) {
-		if p.Issuer == did {
-			return true
-		}
-	}
-	return false
-}
 
 // attest answers POST /api/v1/agents/me/attestations: this registry,
 // as the issuer of the caller's credentials, signs that the caller
@@ -93,47 +63,22 @@ func (s *Server) presentCredential(c echo.Context, a *registry.Agent) error {
 		return badRequest("credential", "send the credential and the attestation its issuer signed for you",
 			"Ask the issuing registry: POST /api/v1/agents/me/attestations with this registry's DID as audience.")
 	}
-	var head struct {
-		Issuer any `json:"issuer"`
+	snap, err := s.catalog.current(c.Request().Context())
+	if err != nil {
+		return err
 	}
-	json.Unmarshal(req.Credential, &head)
-	issuer, _ := head.Issuer.(string)
-	if m, ok := head.Issuer.(map[string]any); ok {
-		issuer, _ = m["id"].(string)
+	ext, report, err := s.runtime.PresentCredential(c.Request().Context(), a.ID, snap.entries, evaluation.Presentation{
+		Credential: req.Credential, Attestation: req.Attestation, Holder: s.link("/agents/" + a.Name), Audience: s.issuer.DID})
+	if err != nil {
+		return err
 	}
-	if !s.trusts(c.Request(), issuer) {
-		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "no evaluation here accepts credentials of " + issuer,
-			Hint: "Credential prerequisites name the issuers this registry trusts."}
-	}
-	keys := &credential.WebResolver{Fetch: webfetch.Client{HTTP: s.httpClient}, Allow: func(did string) bool { return did == issuer }}
-	chk := &credential.Checker{Keys: keys, Status: &credential.WebStatus{Fetch: webfetch.Client{HTTP: s.httpClient}}, Now: s.now}
-	report := chk.Check(req.Credential)
-	if !report.Verified {
+	if ext == nil {
 		return c.JSON(http.StatusUnprocessableEntity, struct {
 			Success bool `json:"success"`
 			credential.Report
 		}{false, report})
 	}
-	if !s.trustedIssuers(c.Request())[registry.CredentialPrerequisite{Issuer: issuer, Achievement: report.Achievement}] {
-		return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed", Field: "credential",
-			Message: "no evaluation here accepts the achievement " + report.Achievement, Hint: "See the credential prerequisites of the evaluations."}
-	}
-	holder := s.link("/agents/" + a.Name)
-	if err := credential.VerifyAttestation(req.Attestation, keys, issuer, report.Subject, holder, s.issuer.DID, s.now()); err != nil {
-		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "the issuer has not attested that you are this credential's subject: " + err.Error(),
-			Hint: "Ask the issuing registry, as the credential's agent, for an attestation with audience " + s.issuer.DID + " and holder " + holder + "."}
-	}
-	var validUntil time.Time
-	var doc map[string]any
-	json.Unmarshal(req.Credential, &doc)
-	if v, ok := doc["validUntil"].(string); ok {
-		validUntil, _ = time.Parse(time.RFC3339, v)
-	}
-	ext := &evaluation.ExternalCredential{AgentID: a.ID, Issuer: issuer, Achievement: report.Achievement, Subject: report.Subject,
-		Credential: req.Credential, ValidUntil: validUntil, RecordedAt: s.now()}
-	if err := s.runtime.RecordExternalCredential(c.Request().Context(), ext); err != nil {
-		return err
-	}
+	issuer, validUntil := ext.Issuer, ext.ValidUntil
 	out := map[string]any{"issuer": issuer, "achievement": report.Achievement, "subject": report.Subject}
 	if !validUntil.IsZero() {
 		out["valid_until"] = timestamp(validUntil)

@@ -42,7 +42,7 @@ func BenchmarkCertificationJobs(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: []registry.File{cert}, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			svc := evaluation.New(evaluation.Config{Versions: s, Agents: s.(registry.AgentStore), Registrations: s.(evaluation.EvaluationStore),
+			svc := evaluation.New(evaluation.Config{Versions: s, Agents: s.(registry.AgentStore), Registrations: s.(evaluation.Store),
 				Jobs: s.(evaluation.JobStore), JudgeConfigured: true})
 			round := 0
 			for b.Loop() {

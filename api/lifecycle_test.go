@@ -103,7 +103,7 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 	if configure != nil {
 		configure(&cfg)
 	}
-	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
+	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store),
 		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)

@@ -37,9 +37,6 @@ type Config struct {
 	// (claim_url, fetch_url, poll_url) start with it. Without one they are
 	// paths; it is never taken from a request's Host header.
 	BaseURL string
-	// HTTPClient calls other services (other issuers' documents); a client with a 10 s
-	// timeout when nil.
-	HTTPClient *http.Client
 	// Now tells the time (time.Now when nil).
 	Now func() time.Time
 	// PublicRate limits unauthenticated writes (agent registration and
@@ -90,7 +87,6 @@ type Server struct {
 	// of 600), so one agent cannot flood a session or the server.
 	agentPosts, sessionPosts *limiter
 	baseURL                  string
-	httpClient               *http.Client
 	now                      func() time.Time
 	log                      *slog.Logger
 	catalog                  *catalog
@@ -116,11 +112,8 @@ func NewServer(cfg Config) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version,
-		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), httpClient: cfg.HTTPClient, now: cfg.Now,
+		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), now: cfg.Now,
 		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
-	if s.httpClient == nil {
-		s.httpClient = &http.Client{Timeout: 10 * time.Second}
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}

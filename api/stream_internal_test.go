@@ -28,19 +28,20 @@ func TestContiguous(t *testing.T) {
 		{"a gap: posted elsewhere", msgs(5, 6), 3, nil, false},
 		{"a gap in the middle", msgs(4, 6), 3, nil, false},
 	} {
-		got, ok := contiguous(tc.fresh, tc.since)
-		var seqs []int64
-		for _, m := range got {
-			seqs = append(seqs, m.Sequence)
-		}
-		if ok != tc.ok || len(seqs) != len(tc.want) {
-			t.Errorf("%s: %v, %v; want %v, %v", tc.name, seqs, ok, tc.want, tc.ok)
-			continue
-		}
-		for i := range seqs {
-			if seqs[i] != tc.want[i] {
-				t.Errorf("%s: %v, want %v", tc.name, seqs, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := contiguous(tc.fresh, tc.since)
+			var seqs []int64
+			for _, m := range got {
+				seqs = append(seqs, m.Sequence)
 			}
-		}
+			if ok != tc.ok || len(seqs) != len(tc.want) {
+				t.Fatalf("%v, %v; want %v, %v", seqs, ok, tc.want, tc.ok)
+			}
+			for i := range seqs {
+				if seqs[i] != tc.want[i] {
+					t.Errorf("%v, want %v", seqs, tc.want)
+				}
+			}
+		})
 	}
 }

@@ -270,8 +270,9 @@ func (m *Main) Run(ctx context.Context) error {
 	// The evaluation service: every rule an agent meets, whatever the door
 	// (the HTTP API, the judge worker, the sweeper).
 	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
-		Posts: &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
-		Build: version, RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
+		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
+		Issuers: webfetch.Issuers{HTTP: &http.Client{Timeout: 10 * time.Second}},
+		Build:   version, RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
 	if key != nil { // a nil *seal.Key is not a nil Opener
 		ec.Key = key
 	}

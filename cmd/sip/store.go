@@ -21,7 +21,7 @@ import (
 type store interface {
 	registry.Store
 	registry.AgentStore
-	evaluation.EvaluationStore
+	evaluation.Store
 	evaluation.JobStore
 	inbox.Store
 	evaluation.SessionStore

@@ -178,8 +178,13 @@ type ResultFilter struct {
 	Cursor     string
 }
 
-// EvaluationStore keeps registrations, challenges and results.
-type EvaluationStore interface {
+// EvaluationStore is the old name of Store.
+//
+// Deprecated: use Store.
+type EvaluationStore = Store
+
+// Store keeps registrations, challenges and results.
+type Store interface {
 	// Register opens a registration, or returns the agent's open one for
 	// the evaluation (created false). Concurrent calls open one.
 	Register(ctx context.Context, r *Registration) (_ *Registration, created bool, err error)

@@ -20,7 +20,7 @@ type Definition struct {
 }
 
 // versionLister is what pinning needs of the registry, besides the
-// content of version rows (EvaluationStore.VersionContent).
+// content of version rows (Store.VersionContent).
 type versionLister interface {
 	Versions(ctx context.Context, id string) ([]registry.Version, error)
 }

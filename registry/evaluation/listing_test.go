@@ -20,7 +20,7 @@ import (
 type store interface {
 	registry.Store
 	registry.AgentStore
-	evaluation.EvaluationStore
+	evaluation.Store
 	evaluation.JobStore
 	evaluation.SessionStore
 }

@@ -128,12 +128,6 @@ func (s *Service) RevokedIndexes(ctx context.Context, from, to int64) ([]int64, 
 	return s.regs.RevokedIndexes(ctx, from, to)
 }
 
-// RecordExternalCredential records a credential of another registry the
-// agent presented, once verified.
-func (s *Service) RecordExternalCredential(ctx context.Context, c *ExternalCredential) error {
-	return s.regs.PutExternalCredential(ctx, c)
-}
-
 // Job reads a judging job.
 func (s *Service) Job(ctx context.Context, id string) (*Job, error) { return s.jobs.Job(ctx, id) }
 

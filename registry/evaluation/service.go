@@ -19,7 +19,7 @@ type agentReader interface {
 type Config struct {
 	Versions      versionLister
 	Agents        agentStore
-	Registrations EvaluationStore
+	Registrations Store
 	Jobs          JobStore
 	Sessions      SessionStore
 	// JudgeConfigured says whether a judge works the jobs; without one a
@@ -36,6 +36,9 @@ type Config struct {
 	// Key opens benchmarks' sealed answers (the registry's sealing key);
 	// without one a benchmark with sealed answers cannot be taken.
 	Key Opener
+	// Issuers reaches other registries for credentials agents present;
+	// without it none can be presented.
+	Issuers Issuers
 	// Posts reads posts on X for agents' claims; without it agents cannot
 	// be claimed.
 	Posts PostReader
@@ -52,7 +55,8 @@ type Config struct {
 type Service struct {
 	agents          agentStore
 	posts           PostReader
-	regs            EvaluationStore
+	issuers         Issuers
+	regs            Store
 	jobs            JobStore
 	sessions        SessionStore
 	defs            *definitions
@@ -71,12 +75,12 @@ func New(cfg Config) *Service {
 	s := &Service{agents: cfg.Agents, regs: cfg.Registrations, jobs: cfg.Jobs, sessions: cfg.Sessions,
 		defs: &definitions{store: struct {
 			versionLister
-			EvaluationStore
+			Store
 		}{cfg.Versions, cfg.Registrations}}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.opener, s.credentials, s.posts = cfg.Key, cfg.Credentials, cfg.Posts
+	s.opener, s.credentials, s.posts, s.issuers = cfg.Key, cfg.Credentials, cfg.Posts, cfg.Issuers
 	s.recordKey = cfg.RecordKey
 	if len(s.recordKey) == 0 {
 		s.recordKey = make([]byte, 32)

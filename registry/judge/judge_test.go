@@ -80,11 +80,13 @@ func TestBadAnswers(t *testing.T) {
 		"score a string": `{"scores":[{"prompt_id":"a","score":"10"},{"prompt_id":"b","score":1}]}`,
 		"two objects":    `{"scores":[]} {"scores":[]}`,
 	} {
-		srv := fakeJudge(t, func(string) string { return content })
-		msgs, ids := evaluation.CertificationMessages("Cert", cert(), map[string]string{})
-		if _, err := (&judge.Client{URL: srv.URL + "/v1", Model: "m"}).Ask(t.Context(), msgs, ids); !errors.Is(err, judge.ErrBadAnswer) {
-			t.Errorf("%s: %v", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			srv := fakeJudge(t, func(string) string { return content })
+			msgs, ids := evaluation.CertificationMessages("Cert", cert(), map[string]string{})
+			if _, err := (&judge.Client{URL: srv.URL + "/v1", Model: "m"}).Ask(t.Context(), msgs, ids); !errors.Is(err, judge.ErrBadAnswer) {
+				t.Errorf("Ask: %v, want ErrBadAnswer", err)
+			}
+		})
 	}
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(2 * time.Second) }))
 	defer slow.Close()

@@ -14,7 +14,7 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ evaluation.EvaluationStore = (*Store)(nil)
+var _ evaluation.Store = (*Store)(nil)
 
 const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at, r.deadline_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`

@@ -21,7 +21,7 @@ import (
 type FullStore interface {
 	registry.Store
 	registry.AgentStore
-	evaluation.EvaluationStore
+	evaluation.Store
 	stats.Source
 }
 

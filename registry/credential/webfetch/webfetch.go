@@ -44,3 +44,20 @@ func (c Client) Fetch(ctx context.Context, url, accept string, max int64) ([]byt
 	}
 	return body, nil
 }
+
+// Issuers reaches other registries over HTTP(S) for credentials
+// presented to this one (an evaluation.Issuers): the keys of one issuer
+// at a time, from its DID document and no other's, and status lists.
+type Issuers struct {
+	HTTP *http.Client
+}
+
+// KeysOf resolves keys of issuer only.
+func (i Issuers) KeysOf(issuer string) credential.KeyResolver {
+	return &credential.WebResolver{Fetch: Client{i.HTTP}, Allow: func(did string) bool { return did == issuer }}
+}
+
+// Status fetches status lists.
+func (i Issuers) Status() credential.StatusSource {
+	return &credential.WebStatus{Fetch: Client{i.HTTP}}
+}
