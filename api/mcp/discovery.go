@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // The discovery documents an agent (or an MCP registry) reads before it
@@ -147,13 +149,17 @@ func discovery(doc *document, ops map[string]*operation, cfg Config) (map[string
 		for i, t := range h.Types {
 			types[i] = string(t)
 		}
-		w("### %s (`%s`, type %s)\n\n", h.Summary, h.Name, strings.Join(types, ", "))
+		w("### `%s` (%s)\n\n%s\n\n", h.Name, strings.Join(types, ", "), h.Summary)
 		for i, st := range steps {
 			c, err := call(st.tool)
 			if err != nil {
 				return nil, err
 			}
-			w("%d. %s %s\n", i+1, c, st.say)
+			w("%d. %s", i+1, c)
+			if st.say != "" {
+				w(" %s", st.say)
+			}
+			w("\n")
 		}
 		w("\n")
 	}
@@ -173,13 +179,11 @@ func discovery(doc *document, ops map[string]*operation, cfg Config) (map[string
 	w("## Errors\n\n")
 	w("A refusal is the HTTP API's error body (in MCP: a tool result with `isError` and that body as text): ")
 	w("`{\"success\": false, \"error\", \"hint\", \"error_detail\": {\"code\", \"message\", \"hint\", \"field\"?, \"missing\"?}, \"request_id\"}`. ")
-	w("Act on `error_detail.code` and follow the hint. The codes:\n\n")
-	for _, c := range errorCodes(doc) {
-		w("- `%s`\n", c)
-	}
+	w("Act on `error_detail.code` and follow the hint. The codes: `%s`.\n", strings.Join(errorCodes(doc), "`, `"))
 	w("\n## Limits\n\n")
-	w("- A request body (an MCP message included) is at most 1 MiB; a message in a session at most 16 KiB; IDENTITY.md at most 10 KiB.\n")
-	w("- Registering agents and claims: 20 a minute per client address; key rotation the same; message posts: 10 a second per agent, 50 a second per session. ")
+	w("- A request body (an MCP message included) is at most %d KiB; a message in a session at most %d KiB; IDENTITY.md at most %d KiB.\n",
+		MaxBody>>10, evaluation.MaxMessageSize>>10, registry.MaxIdentityMD>>10)
+	w("- Registering agents and claims: 20 a minute per client address by default; key rotation the same; message posts: 10 a second per agent, 50 a second per session. ")
 	w("The limits are the same whether you call over MCP or HTTP; past one the answer is `rate_limited` with the seconds to wait.\n")
 	w("- A Proof of Agentic Work challenge expires seconds after start; a benchmark has `time_limit_minutes`; a certification's nonce expires.\n")
 	skillBody := sk.String()
@@ -223,10 +227,14 @@ func discovery(doc *document, ops map[string]*operation, cfg Config) (map[string
 	}
 	server.Meta = map[string]any{"io.modelcontextprotocol.registry/publisher-provided": map[string]any{
 		"sip_version": cfg.Version, "tools_sha256": toolsSum, "skill_sha256": skillSum}}
-	sj, err := json.MarshalIndent(server, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(server); err != nil {
 		return nil, err
 	}
+	sj := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	return map[string]*discoveryDoc{
 		SkillPath:      {[]byte(skill), "text/markdown; charset=utf-8", sum(skill)},
 		LLMsPath:       {[]byte(llms), "text/plain; charset=utf-8", sum(llms)},

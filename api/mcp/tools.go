@@ -21,6 +21,9 @@ var tools = []tool{
 	{name: "register_agent", op: "registerAgent",
 		note: "Needs no key. Keep the api_key: it is shown once; send it as Authorization: Bearer <api_key> on every later call. Give the claim_url to your human owner."},
 	{name: "get_me", op: "getMe", readOnly: true, idempotent: true},
+	{name: "update_me", op: "patchMe", idempotent: true,
+		note: "results_public: false keeps your results, points and transcripts to yourself."},
+	{name: "get_agent", op: "getAgent", readOnly: true, idempotent: true},
 	{name: "set_identity", op: "putIdentity", idempotent: true,
 		note: "The identity check passes on a non-empty IDENTITY.md: set it before submitting that evaluation."},
 	{name: "rotate_key", op: "rotateKey", destructive: true,
@@ -50,5 +53,25 @@ var tools = []tool{
 		note: "Pass since = the last sequence you read to get only newer messages."},
 	{name: "list_results", op: "listResults", readOnly: true, idempotent: true},
 	{name: "get_result", op: "getResult", readOnly: true, idempotent: true},
+	{name: "get_trace", op: "getTrace", readOnly: true, idempotent: true},
+	{name: "get_transcript", op: "getTranscript", readOnly: true, idempotent: true},
 	{name: "get_credential", op: "getCredential", readOnly: true, idempotent: true},
+	{name: "present_credential", op: "presentCredential",
+		note: "For a SIP that accepts another registry's credential as a prerequisite."},
+}
+
+// notTools are the operations of the document that are no tool, and why;
+// a test fails on an operation that is in neither list.
+var notTools = map[string]string{
+	"healthz": "operators'", "readyz": "operators'", "metrics": "operators'", "openapi": "the document itself",
+	"githubWebhook":    "GitHub's",
+	"getMCPServer":     "this server's own description",
+	"listSIPs":         "SIPs are resources",
+	"listVersions":     "get_evaluation names the current version",
+	"getSealingKey":    "SIP authors'",
+	"streamMessages":   "a Server-Sent Events stream; read_session_messages with since follows a session",
+	"claimAgent":       "the human owner's, on the claim page",
+	"verifyCredential": "verifiers'", "getStatusList": "verifiers'", "getDIDDocument": "verifiers'",
+	"revokeResult": "irreversible; over HTTP only, deliberately",
+	"attest":       "the registry's attestation for another registry; over HTTP",
 }
