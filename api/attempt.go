@@ -18,7 +18,7 @@ func (s *Server) start(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.runtime.Start(c.Request().Context(), a, e)
+	st, err := s.runtime.Start(c.Request().Context(), a.ID, e)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) submit(c echo.Context, a *registry.Agent) error {
 		return err
 	}
 	decode := func(v any) error { return bind(c, v) }
-	out, err := s.runtime.Submit(c.Request().Context(), a, e, decode)
+	out, err := s.runtime.Submit(c.Request().Context(), a.ID, e, decode)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) cancel(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	reg, err := s.runtime.Cancel(c.Request().Context(), a, e)
+	reg, err := s.runtime.Cancel(c.Request().Context(), a.ID, e)
 	if err != nil {
 		return err
 	}

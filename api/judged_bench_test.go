@@ -105,12 +105,12 @@ func submitCertifications(b *testing.B, s registry.Store, svc *evaluation.Servic
 		if _, _, err := svc.Register(ctx, a.ID, e); err != nil {
 			b.Fatal(err)
 		}
-		st, err := svc.Start(ctx, a, e)
+		st, err := svc.Start(ctx, a.ID, e)
 		if err != nil {
 			b.Fatal(err)
 		}
 		body := transcript(st.Job.Nonce, []string{"p1", "p2"}, func(string) string { return "I am not sure." })
-		if _, err := svc.Submit(ctx, a, e, func(v any) error { return json.Unmarshal([]byte(body), v) }); err != nil {
+		if _, err := svc.Submit(ctx, a.ID, e, func(v any) error { return json.Unmarshal([]byte(body), v) }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -32,7 +32,7 @@ func checkAgent(ctx context.Context, t *Take, decode func(any) error, name strin
 	if err := noSubmission(ctx, t, decode); err != nil {
 		return nil, err
 	}
-	a, err := t.s.agents.AgentByID(ctx, t.Agent.ID)
+	a, err := t.s.agents.AgentByID(ctx, t.AgentID)
 	if err != nil {
 		return nil, err
 	}

@@ -29,15 +29,13 @@ func (liveRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 		return nil, conflict("conflict", t.Entry.ID+" has no collaboration config", "Report this SIP to its maintainers.")
 	}
 	if claimRequired(t.Def.Config) {
-		// The caller may be known by id only: read whether it is claimed.
-		me, err := t.s.agents.AgentByID(ctx, t.Agent.ID)
+		me, err := t.s.agents.AgentByID(ctx, t.AgentID)
 		if err != nil {
 			return nil, err
 		}
-		t.Agent = me
-	}
-	if err := mustBeClaimed(t.Entry.ID, t.Def.Config, t.Agent); err != nil {
-		return nil, err
+		if err := mustBeClaimed(t.Entry.ID, t.Def.Config, me); err != nil {
+			return nil, err
+		}
 	}
 	moved, err := t.s.moveToStarted(ctx, t.Reg, time.Time{})
 	if err != nil {

@@ -81,7 +81,7 @@ func challengeTTL(def *Definition) time.Duration {
 func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	now := t.s.now()
 	cur := current(t.Entry)
-	fresh, err := NewChallenge("", t.Agent.ID, now, challengeTTL(cur))
+	fresh, err := NewChallenge("", t.AgentID, now, challengeTTL(cur))
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 		}
 		return nil, missing(field, "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
 	}
-	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.Agent.ID, t.Entry.ID, sub.ChallengeID)
+	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.AgentID, t.Entry.ID, sub.ChallengeID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, notRegisteredToSubmit(t.Entry)
 	}
@@ -146,7 +146,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 	if ch == nil {
 		return nil, notFound("no such challenge", "Submit the challenge_id that start returned.")
 	}
-	if ch.AgentID != t.Agent.ID || ch.RegistrationID != reg.ID {
+	if ch.AgentID != t.AgentID || ch.RegistrationID != reg.ID {
 		return nil, forbidden("forbidden", "this challenge is not yours", "Submit your own challenge.")
 	}
 	if !ch.UsedAt.IsZero() {

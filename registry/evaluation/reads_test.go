@@ -102,7 +102,7 @@ func TestTranscriptAsViewersSeeIt(t *testing.T) {
 		if _, _, err := svc.Register(t.Context(), a.ID, e); err != nil {
 			t.Fatal(err)
 		}
-		started, err := svc.Start(t.Context(), a, e)
+		started, err := svc.Start(t.Context(), a.ID, e)
 		if err != nil {
 			t.Fatal(err)
 		}

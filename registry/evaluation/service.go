@@ -146,19 +146,19 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 	return nil, false, conflict("conflict", "your open attempt at "+e.ID+" is still ending", "Register again in a moment.")
 }
 
-// Take is one operation on an agent's attempt: the caller, the evaluation
-// as it is now, and, once found, the open registration with the
-// definition it pinned.
+// Take is one operation on an agent's attempt: the caller's id, the
+// evaluation as it is now, and, once found, the open registration with
+// the definition it pinned.
 type Take struct {
-	s     *Service
-	Agent *registry.Agent
-	Entry *registry.Entry
-	Reg   *Registration
-	Def   *Definition
+	s       *Service
+	AgentID string
+	Entry   *registry.Entry
+	Reg     *Registration
+	Def     *Definition
 }
 
-func (s *Service) take(a *registry.Agent, e *registry.Entry) *Take {
-	return &Take{s: s, Agent: a, Entry: e}
+func (s *Service) take(agentID string, e *registry.Entry) *Take {
+	return &Take{s: s, AgentID: agentID, Entry: e}
 }
 
 // open finds the agent's open registration and its pinned definition.
@@ -166,7 +166,7 @@ func (t *Take) open(ctx context.Context) error {
 	if t.Reg != nil {
 		return nil
 	}
-	reg, err := t.s.regs.OpenRegistration(ctx, t.Agent.ID, t.Entry.ID)
+	reg, err := t.s.regs.OpenRegistration(ctx, t.AgentID, t.Entry.ID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return NotRegistered(t.Entry)
 	}
@@ -214,16 +214,15 @@ type Submitted struct {
 }
 
 // Start starts (or resumes) the agent's open attempt at e.
-func (s *Service) Start(ctx context.Context, a *registry.Agent, e *registry.Entry) (*Started, error) {
+func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
 	r := s.runner(e.Handler)
 	if r == nil {
 		return nil, conflict("conflict", e.ID+" cannot be started on this server yet", "Take an evaluation whose can_register is true.")
 	}
 	// An unclaimed agent is told what it lacks before that it has no
-	// registration (Register refuses it for the same reason). The caller
-	// may be known by id only: read whether it is claimed.
+	// registration (Register refuses it for the same reason).
 	if claimRequired(e.Config) {
-		me, err := s.agents.AgentByID(ctx, a.ID)
+		me, err := s.agents.AgentByID(ctx, agentID)
 		if err != nil {
 			return nil, err
 		}
@@ -231,19 +230,19 @@ func (s *Service) Start(ctx context.Context, a *registry.Agent, e *registry.Entr
 			return nil, err
 		}
 	}
-	return r.Start(ctx, s.take(a, e))
+	return r.Start(ctx, s.take(agentID, e))
 }
 
 // Submit grades the agent's submission for its open attempt at e, or
 // queues it for a grader. decode reads the submission into the value the
 // handler's runner gives it; not being registered is reported before a
 // malformed submission.
-func (s *Service) Submit(ctx context.Context, a *registry.Agent, e *registry.Entry, decode func(any) error) (*Submitted, error) {
+func (s *Service) Submit(ctx context.Context, agentID string, e *registry.Entry, decode func(any) error) (*Submitted, error) {
 	r := s.runner(e.Handler)
 	if r == nil {
 		return nil, conflict("conflict", e.ID+" cannot be submitted on this server yet", "Take an evaluation whose can_register is true.")
 	}
-	return r.Submit(ctx, s.take(a, e), decode)
+	return r.Submit(ctx, s.take(agentID, e), decode)
 }
 
 // decodeFor decodes a submission into v; a malformed one is refused, but
@@ -271,8 +270,8 @@ func submitRefusal(e *registry.Entry, err error) error {
 // with a cancelled result; a seat in a forming session is given back; an
 // attempt whose session started, or that awaits its grade, cannot be
 // cancelled.
-func (s *Service) Cancel(ctx context.Context, a *registry.Agent, e *registry.Entry) (*Registration, error) {
-	t := s.take(a, e)
+func (s *Service) Cancel(ctx context.Context, agentID string, e *registry.Entry) (*Registration, error) {
+	t := s.take(agentID, e)
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
