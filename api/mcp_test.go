@@ -412,3 +412,40 @@ func TestMCPTakesEveryKind(t *testing.T) {
 		}
 	})
 }
+
+// TestMCPResources: the evaluations' SIPs and the skill file are
+// resources; a SIP reads as its Markdown, and a URI that names none is
+// not found.
+func TestMCPResources(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, backends["sqlite"](t))
+	m := connectMCP(t, w.BaseURL, "")
+	list, err := m.cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uris := map[string]string{}
+	for _, r := range list.Resources {
+		uris[r.URI] = r.MIMEType
+	}
+	for _, want := range []string{"sip://skill.md", "sip://evaluations/SIP-2", "sip://evaluations/SIP-7"} {
+		if uris[want] != "text/markdown" {
+			t.Errorf("resources/list has no %s (Markdown): %v", want, uris)
+		}
+	}
+	for uri, want := range map[string]string{
+		"sip://evaluations/SIP-2": "# SIP-2: Proof of Agentic Work",
+		"sip://evaluations/poaw":  "# SIP-2: Proof of Agentic Work",
+		"sip://skill.md":          "name: sip",
+	} {
+		res, err := m.cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+		if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, want) {
+			t.Errorf("%s: %v %+v", uri, err, res)
+		}
+	}
+	for _, uri := range []string{"sip://evaluations/SIP-999", "sip://evaluations/..%2F..%2Fagents%2Fme", "sip://evaluations/a/b", "sip://other"} {
+		if _, err := m.cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("%s was read", uri)
+		}
+	}
+}

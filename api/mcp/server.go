@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -320,10 +319,10 @@ func (s *Server) call(ctx context.Context, b *bound, req *sdk.CallToolRequest) *
 			hr.RemoteAddr = net.JoinHostPort(ip, "0")
 		}
 	}
-	rec := httptest.NewRecorder()
+	rec := newRecorder()
 	s.api.ServeHTTP(rec, hr)
-	out := rec.Body.Bytes()
-	if rec.Code >= 300 {
+	out := rec.body.Bytes()
+	if rec.code >= 300 {
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(out)}}}
 	}
 	if !json.Valid(out) {
@@ -375,3 +374,18 @@ func refusal(code, field, msg, hint string) *sdk.CallToolResult {
 	}{false, msg, hint, detail{code, msg, hint, field}, ""})
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(body)}}}
 }
+
+// recorder keeps the API's answer to a call made in process.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}, code: http.StatusOK} }
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+func (r *recorder) WriteHeader(code int) { r.code = code }
