@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sipregistry/sip/registry"
 )
 
 // TestTypeScriptMCPClient: the official TypeScript SDK's client (npm
@@ -37,7 +35,7 @@ func TestTypeScriptMCPClient(t *testing.T) {
 	if err := os.WriteFile(agent, script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t, backends["sqlite"](t).(registry.Store))
+	w := newWorld(t, backends["sqlite"](t))
 	key, _ := json.Marshal(answerKey(t, "SIP-5.md"))
 	answers := filepath.Join(t.TempDir(), "answers.json")
 	if err := os.WriteFile(answers, key, 0o644); err != nil {
