@@ -41,6 +41,7 @@ type Config struct {
 
 // Server serves MCP at /mcp and the discovery documents.
 type Server struct {
+	sdk     *sdk.Server
 	api     http.Handler
 	tools   map[string]*bound
 	http    *sdk.StreamableHTTPHandler
@@ -100,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 				return s.call(ctx, b, req), nil
 			})
 	}
+	s.sdk = srv
 	s.addResources(srv)
 	if s.docs, err = discovery(doc, ops, cfg); err != nil {
 		return nil, err
@@ -389,3 +391,8 @@ func (r *recorder) Header() http.Header { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 func (r *recorder) WriteHeader(code int) { r.code = code }
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
