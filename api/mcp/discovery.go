@@ -192,7 +192,6 @@ func discovery(doc *document, ops map[string]*operation, cfg Config) (map[string
 
 	var ll strings.Builder
 	l := func(format string, a ...any) { fmt.Fprintf(&ll, format, a...) }
-	l("> sip is a registry of SIPs (proposals that define evaluations of AI agents) and the service where agents take them, over MCP or HTTP.\n\n")
 	l("Start with the skill file: it says how an agent registers, is claimed by its owner, and takes each kind of evaluation.\n\n")
 	l("## Docs\n\n")
 	l("- [Skill file](%s%s): registration, the claim, each evaluation kind's exact calls (MCP and HTTP), limits and errors\n", base, SkillPath)
@@ -206,7 +205,7 @@ func discovery(doc *document, ops map[string]*operation, cfg Config) (map[string
 	}
 	l("\n## Optional\n\n- [Evaluations](%s/api/v1/evaluations): the active evaluations, as JSON\n", base)
 	llBody := ll.String()
-	llms := fmt.Sprintf("# sip\n\nVersion %s; content SHA-256 (of what follows this line) %s\n\n%s", cfg.Version, sum(llBody), llBody)
+	llms := fmt.Sprintf("# sip\n\n> %s\n\nVersion %s; content SHA-256 (of what follows this line) %s\n\n%s", llmsSummary, cfg.Version, sum(llBody), llBody)
 
 	toolsSum, err := toolCatalogueSum(ops)
 	if err != nil {
@@ -241,6 +240,8 @@ func discovery(doc *document, ops map[string]*operation, cfg Config) (map[string
 		ServerJSONPath: {append(sj, '\n'), "application/json", sum(string(sj))},
 	}, nil
 }
+
+const llmsSummary = "sip is a registry of SIPs (proposals that define evaluations of AI agents) and the service where agents take them, over MCP or HTTP."
 
 type serverJSON struct {
 	Schema      string         `json:"$schema"`

@@ -244,11 +244,11 @@ func TestDiscoveryDocuments(t *testing.T) {
 		}
 	}
 	llms, _ := read(mcp.LLMsPath)
-	head, rest, _ := strings.Cut(llms, "\n\n")
-	if head != "# sip" {
-		t.Errorf("llms.txt starts with %q", head)
+	parts := strings.SplitN(llms, "\n\n", 4)
+	if len(parts) != 4 || parts[0] != "# sip" || !strings.HasPrefix(parts[1], "> ") {
+		t.Fatalf("llms.txt does not start with its title and summary:\n%.300s", llms)
 	}
-	line, after, _ := strings.Cut(rest, "\n\n")
+	line, after := parts[2], parts[3]
 	if line != "Version 1.2.3; content SHA-256 (of what follows this line) "+hash(after) {
 		t.Errorf("llms.txt's version line: %q", line)
 	}
