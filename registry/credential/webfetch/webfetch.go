@@ -54,10 +54,10 @@ type Issuers struct {
 
 // KeysOf resolves keys of issuer only.
 func (i Issuers) KeysOf(issuer string) credential.KeyResolver {
-	return &credential.WebResolver{Fetch: Client{i.HTTP}, Allow: func(did string) bool { return did == issuer }}
+	return &credential.WebResolver{Fetch: Client(i), Allow: func(did string) bool { return did == issuer }}
 }
 
 // Status fetches status lists.
 func (i Issuers) Status() credential.StatusSource {
-	return &credential.WebStatus{Fetch: Client{i.HTTP}}
+	return &credential.WebStatus{Fetch: Client(i)}
 }
