@@ -60,7 +60,8 @@ func TestMCPRefusesWhatHTTPRefuses(t *testing.T) {
 		buddy, _ := w.registerMCP(t, "mcp-buddy")
 
 		// The owner's ids: an open challenge, a judging job, a live session.
-		owner.poawMCP(t)
+		pass := owner.poawMCP(t).Result.ID
+		owner.must("update_me", a{"results_public": false}, nil) // its results are its own now
 		owner.must("register_for_evaluation", a{"ref": "poaw"}, nil)
 		var st struct {
 			Challenge struct {
@@ -108,8 +109,19 @@ func TestMCPRefusesWhatHTTPRefuses(t *testing.T) {
 				"grade_proctor_session": {"grade_proctor_session", a{"ref": "live-ten", "grade": a{"session_id": sess, "passed": true, "score": 100}},
 					"POST", ev + "live-ten/proctor/submit", fmt.Sprintf(`{"session_id":%q,"passed":true,"score":100}`, sess)},
 				"cancel_registration": {"cancel_registration", a{"ref": "live-ten"}, "DELETE", ev + "live-ten/registration", ""},
+				"get_result":          {"get_result", a{"id": pass}, "GET", "/api/v1/results/" + pass, ""},
+				"get_trace":           {"get_trace", a{"id": pass}, "GET", "/api/v1/results/" + pass + "/trace", ""},
+				"get_credential":      {"get_credential", a{"id": pass}, "GET", "/api/v1/results/" + pass + "/credential", ""},
+				"get_transcript":      {"get_transcript", a{"ref": "poaw", "id": pass}, "GET", ev + "poaw/results/" + pass + "/transcript", ""},
 			} {
 				sameRefusal(t, w, other, otherHTTP.key, name, c)
+			}
+			var page struct {
+				Results []any `json:"results"`
+			}
+			other.must("list_results", a{"ref": "poaw"}, &page)
+			if len(page.Results) != 0 {
+				t.Errorf("list_results shows another agent's private results: %v", page.Results)
 			}
 		})
 
