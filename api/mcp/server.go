@@ -41,12 +41,10 @@ type Config struct {
 
 // Server serves MCP at /mcp and the discovery documents.
 type Server struct {
-	sdk     *sdk.Server
-	api     http.Handler
-	tools   map[string]*bound
-	http    *sdk.StreamableHTTPHandler
-	docs    map[string]*discoveryDoc
-	version string
+	sdk  *sdk.Server
+	api  http.Handler
+	http *sdk.StreamableHTTPHandler
+	docs map[string]*discoveryDoc
 }
 
 // bound is a tool with the operation it calls.
@@ -76,7 +74,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{api: cfg.API, tools: map[string]*bound{}, version: cfg.Version}
+	s := &Server{api: cfg.API}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -92,7 +90,6 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.tools[t.name] = b
 		srv.AddTool(&sdk.Tool{Name: t.name, Title: op.Summary, Description: b.description(),
 			InputSchema: in, OutputSchema: out,
 			Annotations: &sdk.ToolAnnotations{Title: op.Summary, ReadOnlyHint: t.readOnly, DestructiveHint: &t.destructive,
