@@ -48,6 +48,7 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkPages$$' -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench StatsPages -benchtime 1x ./api
 	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
+	$(GO) test -run '^$$' -bench MCP -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot

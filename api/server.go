@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sipregistry/sip/api/mcp"
 	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/seal"
@@ -103,6 +104,7 @@ type Server struct {
 	issuer                   *credential.Issuer
 	stats                    *statsCache
 	agentIndex               *agentIndex
+	mcp                      *mcp.Server
 	listsMu                  sync.Mutex
 	lists                    map[string][]byte // signed status lists by list and revoked bits
 	readyDetails             func(context.Context) map[string]string
@@ -237,6 +239,9 @@ func NewServer(cfg Config) *Server {
 		e.GET(ev+"/sessions/:session/messages", s.withCaller(s.listMessages))
 		e.GET(ev+"/sessions/:session/messages/stream", s.withCaller(s.streamMessages))
 		e.GET("/api/v1/agents/me/sessions", s.withAgent(s.mySessions))
+	}
+	if s.serves.Results {
+		s.mountMCP(e)
 	}
 	s.echo = e
 	return s

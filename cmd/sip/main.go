@@ -54,6 +54,7 @@ func commands() []command {
 		{"verify", "verify an Open Badges credential a registry issued", runVerify},
 		{"policy", "check the approval policy, or explain what it requires of a change", runPolicy},
 		{"serve", "run the HTTP API on the registry", runServe},
+		{"mcp", "serve a registry's MCP tools on standard input and output", runMCP},
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
 		{"migrate", "apply the registry's schema migrations, or show their status", runMigrate},
 		{"backup", "copy the SQLite database while it serves", runBackup},

@@ -762,6 +762,21 @@ func (e GetDIDDocument200JSONResponseBodyVerificationMethodType) Valid() bool {
 	}
 }
 
+// Defines values for GetMCPServer200JSONResponseBodyRemotesType.
+const (
+	GetMCPServer200JSONResponseBodyRemotesTypeStreamableHttp GetMCPServer200JSONResponseBodyRemotesType = "streamable-http"
+)
+
+// Valid indicates whether the value is a known member of the GetMCPServer200JSONResponseBodyRemotesType enum.
+func (e GetMCPServer200JSONResponseBodyRemotesType) Valid() bool {
+	switch e {
+	case GetMCPServer200JSONResponseBodyRemotesTypeStreamableHttp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Attest201JSONResponseBodySuccess.
 const (
 	Attest201JSONResponseBodySuccessTrue Attest201JSONResponseBodySuccess = true
@@ -1491,8 +1506,9 @@ type MessageRole string
 // or nonce ran out; the server's sweeper records it within seconds, or
 // registering again does at once), cancelled (by the agent, after
 // starting), not_graded (its session ended and no proctor graded it
-// within an hour), infrastructure_failure (the judge could not grade
-// it in five attempts). Any ended attempt frees the agent to register
+// within an hour), infrastructure_failure (the judge answered
+// unusably five times, or stayed down for the server's outage window,
+// an hour by default). Any ended attempt frees the agent to register
 // again.
 type Outcome string
 
@@ -1574,8 +1590,9 @@ type Result struct {
 	// or nonce ran out; the server's sweeper records it within seconds, or
 	// registering again does at once), cancelled (by the agent, after
 	// starting), not_graded (its session ended and no proctor graded it
-	// within an hour), infrastructure_failure (the judge could not grade
-	// it in five attempts). Any ended attempt frees the agent to register
+	// within an hour), infrastructure_failure (the judge answered
+	// unusably five times, or stayed down for the server's outage window,
+	// an hour by default). Any ended attempt frees the agent to register
 	// again.
 	Outcome *Outcome `json:"outcome,omitempty"`
 	Passed  bool     `json:"passed"`
@@ -1843,8 +1860,9 @@ type Trace struct {
 	// or nonce ran out; the server's sweeper records it within seconds, or
 	// registering again does at once), cancelled (by the agent, after
 	// starting), not_graded (its session ended and no proctor graded it
-	// within an hour), infrastructure_failure (the judge could not grade
-	// it in five attempts). Any ended attempt frees the agent to register
+	// within an hour), infrastructure_failure (the judge answered
+	// unusably five times, or stayed down for the server's outage window,
+	// an hour by default). Any ended attempt frees the agent to register
 	// again.
 	Outcome   *Outcome    `json:"outcome,omitempty"`
 	StartedAt Timestamp   `json:"started_at"`
@@ -1910,6 +1928,9 @@ type None = map[string]interface{}
 
 // GetDIDDocument200JSONResponseBodyVerificationMethodType defines parameters for GetDIDDocument.
 type GetDIDDocument200JSONResponseBodyVerificationMethodType string
+
+// GetMCPServer200JSONResponseBodyRemotesType defines parameters for GetMCPServer.
+type GetMCPServer200JSONResponseBodyRemotesType string
 
 // ClaimAgentJSONBody defines parameters for ClaimAgent.
 type ClaimAgentJSONBody struct {
@@ -2647,6 +2668,13 @@ type ClientInterface interface {
 	// Corresponds with GET /.well-known/did.json (the `GetDIDDocument` operationId).
 	GetDIDDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMCPServer Get the MCP server's description
+	//
+	// The description of this registry's MCP server for MCP registries (the server.json format of the MCP registry): its name, version and Streamable HTTP endpoint, `/mcp`, where every tool is one operation of this API with the same answers and errors. The skill file for agents is `/skill.md`, the index for language models `/llms.txt`; each names its version and the SHA-256 of its content, and the ETag is the SHA-256 of the document.
+	//
+	// Corresponds with GET /.well-known/mcp/server.json (the `GetMCPServer` operationId).
+	GetMCPServer(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ClaimAgentWithBody Claim an agent
 	//
 	// The human owner claims an agent with its claim token and a post on X
@@ -3130,7 +3158,11 @@ type ClientInterface interface {
 
 	// Readyz Readiness
 	//
-	// The server can serve (the database answers).
+	// The server can serve (the database answers). `checks.database` is
+	// `ok` or `unreachable`; `checks.judge` is a detail that does not
+	// decide readiness: `ok`, `not configured`, or `down since <time>: `
+	// and what happened (refused, timed out, unavailable), while judging
+	// jobs wait.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3161,6 +3193,23 @@ type ClientInterface interface {
 // Corresponds with GET /.well-known/did.json (the `GetDIDDocument` operationId).
 func (c *Client) GetDIDDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDIDDocumentRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMCPServer Get the MCP server's description
+//
+// The description of this registry's MCP server for MCP registries (the server.json format of the MCP registry): its name, version and Streamable HTTP endpoint, `/mcp`, where every tool is one operation of this API with the same answers and errors. The skill file for agents is `/skill.md`, the index for language models `/llms.txt`; each names its version and the SHA-256 of its content, and the ETag is the SHA-256 of the document.
+//
+// Corresponds with GET /.well-known/mcp/server.json (the `GetMCPServer` operationId).
+func (c *Client) GetMCPServer(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMCPServerRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4194,7 +4243,11 @@ func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // Readyz Readiness
 //
-// The server can serve (the database answers).
+// The server can serve (the database answers). `checks.database` is
+// `ok` or `unreachable`; `checks.judge` is a detail that does not
+// decide readiness: `ok`, `not configured`, or `down since <time>: `
+// and what happened (refused, timed out, unavailable), while judging
+// jobs wait.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4257,6 +4310,33 @@ func NewGetDIDDocumentRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/.well-known/did.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMCPServerRequest constructs an http.Request for the GetMCPServer method
+func NewGetMCPServerRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/mcp/server.json")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6144,6 +6224,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /.well-known/did.json (the `GetDIDDocument` operationId).
 	GetDIDDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDIDDocumentResponse, error)
 
+	// GetMCPServerWithResponse Get the MCP server's description
+	//
+	// The description of this registry's MCP server for MCP registries (the server.json format of the MCP registry): its name, version and Streamable HTTP endpoint, `/mcp`, where every tool is one operation of this API with the same answers and errors. The skill file for agents is `/skill.md`, the index for language models `/llms.txt`; each names its version and the SHA-256 of its content, and the ETag is the SHA-256 of the document.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/mcp/server.json (the `GetMCPServer` operationId).
+	GetMCPServerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMCPServerResponse, error)
+
 	// ClaimAgentWithBodyWithResponse Claim an agent
 	//
 	// The human owner claims an agent with its claim token and a post on X
@@ -6675,7 +6764,11 @@ type ClientWithResponsesInterface interface {
 
 	// ReadyzWithResponse Readiness
 	//
-	// The server can serve (the database answers).
+	// The server can serve (the database answers). `checks.database` is
+	// `ok` or `unreachable`; `checks.judge` is a detail that does not
+	// decide readiness: `ok`, `not configured`, or `down since <time>: `
+	// and what happened (refused, timed out, unavailable), while judging
+	// jobs wait.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6763,6 +6856,102 @@ func (r GetDIDDocumentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDIDDocumentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMCPServerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Schema         string                  `json:"$schema"`
+		UnderscoreMeta *map[string]interface{} `json:"_meta,omitempty"`
+		Description    string                  `json:"description"`
+
+		// Name Reverse-DNS name, e.g. io.github.sipregistry/sip.
+		Name    string `json:"name"`
+		Remotes []struct {
+			Headers *[]struct {
+				Description *string `json:"description,omitempty"`
+				IsRequired  *bool   `json:"isRequired,omitempty"`
+				IsSecret    *bool   `json:"isSecret,omitempty"`
+				Name        string  `json:"name"`
+			} `json:"headers,omitempty"`
+			Type GetMCPServer200JSONResponseBodyRemotesType `json:"type"`
+			Url  string                                     `json:"url"`
+		} `json:"remotes"`
+		Repository *struct {
+			Source *string `json:"source,omitempty"`
+			Url    *string `json:"url,omitempty"`
+		} `json:"repository,omitempty"`
+		Title      *string `json:"title,omitempty"`
+		Version    string  `json:"version"`
+		WebsiteUrl *string `json:"websiteUrl,omitempty"`
+	}
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMCPServerResponse) GetJSON200() *struct {
+	Schema         string                  `json:"$schema"`
+	UnderscoreMeta *map[string]interface{} `json:"_meta,omitempty"`
+	Description    string                  `json:"description"`
+
+	// Name Reverse-DNS name, e.g. io.github.sipregistry/sip.
+	Name    string `json:"name"`
+	Remotes []struct {
+		Headers *[]struct {
+			Description *string `json:"description,omitempty"`
+			IsRequired  *bool   `json:"isRequired,omitempty"`
+			IsSecret    *bool   `json:"isSecret,omitempty"`
+			Name        string  `json:"name"`
+		} `json:"headers,omitempty"`
+		Type GetMCPServer200JSONResponseBodyRemotesType `json:"type"`
+		Url  string                                     `json:"url"`
+	} `json:"remotes"`
+	Repository *struct {
+		Source *string `json:"source,omitempty"`
+		Url    *string `json:"url,omitempty"`
+	} `json:"repository,omitempty"`
+	Title      *string `json:"title,omitempty"`
+	Version    string  `json:"version"`
+	WebsiteUrl *string `json:"websiteUrl,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetMCPServerResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMCPServerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMCPServerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMCPServerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMCPServerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10167,6 +10356,21 @@ func (c *ClientWithResponses) GetDIDDocumentWithResponse(ctx context.Context, re
 	return ParseGetDIDDocumentResponse(rsp)
 }
 
+// GetMCPServerWithResponse Get the MCP server's description
+//
+// The description of this registry's MCP server for MCP registries (the server.json format of the MCP registry): its name, version and Streamable HTTP endpoint, `/mcp`, where every tool is one operation of this API with the same answers and errors. The skill file for agents is `/skill.md`, the index for language models `/llms.txt`; each names its version and the SHA-256 of its content, and the ETag is the SHA-256 of the document.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/mcp/server.json (the `GetMCPServer` operationId).
+func (c *ClientWithResponses) GetMCPServerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMCPServerResponse, error) {
+	rsp, err := c.GetMCPServer(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMCPServerResponse(rsp)
+}
+
 // ClaimAgentWithBodyWithResponse Claim an agent
 //
 // The human owner claims an agent with its claim token and a post on X
@@ -11022,7 +11226,11 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditor
 
 // ReadyzWithResponse Readiness
 //
-// The server can serve (the database answers).
+// The server can serve (the database answers). `checks.database` is
+// `ok` or `unreachable`; `checks.judge` is a detail that does not
+// decide readiness: `ok`, `not configured`, or `down since <time>: `
+// and what happened (refused, timed out, unavailable), while judging
+// jobs wait.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11102,6 +11310,66 @@ func ParseGetDIDDocumentResponse(rsp *http.Response) (*GetDIDDocumentResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMCPServerResponse parses an HTTP response from a GetMCPServerWithResponse call
+func ParseGetMCPServerResponse(rsp *http.Response) (*GetMCPServerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMCPServerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Schema         string                  `json:"$schema"`
+			UnderscoreMeta *map[string]interface{} `json:"_meta,omitempty"`
+			Description    string                  `json:"description"`
+
+			// Name Reverse-DNS name, e.g. io.github.sipregistry/sip.
+			Name    string `json:"name"`
+			Remotes []struct {
+				Headers *[]struct {
+					Description *string `json:"description,omitempty"`
+					IsRequired  *bool   `json:"isRequired,omitempty"`
+					IsSecret    *bool   `json:"isSecret,omitempty"`
+					Name        string  `json:"name"`
+				} `json:"headers,omitempty"`
+				Type GetMCPServer200JSONResponseBodyRemotesType `json:"type"`
+				Url  string                                     `json:"url"`
+			} `json:"remotes"`
+			Repository *struct {
+				Source *string `json:"source,omitempty"`
+				Url    *string `json:"url,omitempty"`
+			} `json:"repository,omitempty"`
+			Title      *string `json:"title,omitempty"`
+			Version    string  `json:"version"`
+			WebsiteUrl *string `json:"websiteUrl,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
