@@ -29,11 +29,11 @@ type Importer struct {
 
 // Progress is where an import stands.
 type Progress struct {
-	Phase       string // "agents" or "results"
-	Read        int    // source rows read in this phase
-	Written     evaluation.ImportCounts
-	LastID      string // the last source id of the batch
-	PlanOnly    bool
+	Phase    string // "agents" or "results"
+	Read     int    // source rows read in this phase
+	Written  evaluation.ImportCounts
+	LastID   string // the last source id of the batch
+	PlanOnly bool
 }
 
 // Report is what an import did, or a plan would do.
