@@ -60,6 +60,7 @@ func commands() []command {
 		{"sync", "load the SIPs of a folder or a git commit into the registry", runSync},
 		{"migrate", "apply the registry's schema migrations", runMigrate},
 		{"results", "revoke a result (maintainers)", runResults},
+		{"import", "import another registry (SafeMolt): agents, keys, owners, results", runImport},
 		{"traces", "export the execution records of graded attempts as JSON Lines", runTraces},
 		{"version", "print the version", func(_ context.Context, e env, _ []string) int {
 			fmt.Fprintln(e.stdout, "sip", version)
