@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -38,7 +39,7 @@ func TestEveryRouteDocumented(t *testing.T) {
 	s := backends["sqlite"](t)
 	srv := api.NewServer(api.Config{Store: s, Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.EvaluationStore),
 		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore), Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler),
-		Webhook: func(echo.Context) error { return nil }})
+		Webhook: func(echo.Context) error { return nil }, LegacyVetting: api.LegacyVetting{Sunset: time.Now().AddDate(1, 0, 0)}})
 	served := map[string]bool{}
 	for _, r := range srv.Routes() {
 		method, path := r[0], echoParam.ReplaceAllString(r[1], "{$1}")

@@ -46,6 +46,14 @@ func (p Provenance) Evidenced() bool {
 	return p == "" || p == ProvenanceGraded || p == ProvenanceImported
 }
 
+// Credentialed reports whether a pass of this provenance earns a
+// credential: it is evidenced, and the definition it was graded under is
+// one this registry holds (an imported result under a version it never
+// held names no content hash, and a credential must name one).
+func (r *Result) Credentialed() bool {
+	return r.Of().Evidenced() && r.ContentSHA256 != ""
+}
+
 // ParseProvenance checks a provenance named by a client. Returns an error
 // wrapping registry.ErrInvalid for anything else.
 func ParseProvenance(s string) (Provenance, error) {

@@ -341,7 +341,7 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
 	rows, err := s.pool.Query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
-		WHERE r.passed AND r.revoked_at IS NULL AND a.results_public GROUP BY r.evaluation_id`)
+		WHERE r.passed AND r.revoked_at IS NULL AND r.provenance IN ('graded', 'imported') AND a.results_public GROUP BY r.evaluation_id`)
 	if err != nil {
 		return nil, err
 	}
