@@ -303,6 +303,9 @@ func TestLegacyVettingBackfilledAgentVetsAgain(t *testing.T) {
 	if html := page(t, w, "/results/"+list.Results[0].ID); !strings.Contains(html, "without evidence") {
 		t.Error("the backfilled result's page does not say it was asserted without evidence")
 	}
+	if html := page(t, w, "/evaluations/poaw/stats"); !strings.Contains(html, "asserted without evidence (backfilled or provisioned) is left out") {
+		t.Errorf("the statistics page does not say the backfilled pass is left out:\n%s", html)
+	}
 	ch := w.vettingFetch(t, st.ChallengeID)
 	var done vettingDone
 	if code := w.vettingComplete(t, key, st.ChallengeID, skillHash(ch), "", &done); code != 200 {

@@ -95,7 +95,7 @@ func targets(t *testing.T) map[string]func(t *testing.T) (target, func() string)
 	}
 }
 
-func syncBundled(t *testing.T, s registry.Store) {
+func syncBundled(t testing.TB, s registry.Store) {
 	t.Helper()
 	files, err := registry.ReadFS(evaluations.FS, ".", "evaluations")
 	if err != nil {
