@@ -72,13 +72,14 @@ func BenchmarkImport(b *testing.B) {
 	if testing.Short() {
 		agents = 1_000
 	}
-	for _, store := range []string{"sqlite", "postgres"} {
+	for _, store := range []string{"plan", "sqlite", "postgres"} {
 		b.Run(fmt.Sprintf("%s/agents=%d/results=%d", store, agents, agents*perAgent), func(b *testing.B) {
 			src := benchSource(b, agents, perAgent)
 			for b.Loop() {
 				b.StopTimer()
 				var dst evaluation.ImportStore
-				if store == "sqlite" {
+				switch store {
+				case "plan": // reading and mapping only
 					s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "registry.db"))
 					if err != nil {
 						b.Fatal(err)
@@ -89,7 +90,18 @@ func BenchmarkImport(b *testing.B) {
 					syncBundled(b, s)
 					b.Cleanup(func() { s.Close() })
 					dst = s
-				} else {
+				case "sqlite":
+					s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "registry.db"))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Migrate(b.Context()); err != nil {
+						b.Fatal(err)
+					}
+					syncBundled(b, s)
+					b.Cleanup(func() { s.Close() })
+					dst = s
+				default:
 					s := postgrestest.Open(b)
 					syncBundled(b, s)
 					dst = s
@@ -106,15 +118,17 @@ func BenchmarkImport(b *testing.B) {
 					}}
 				b.StartTimer()
 				start := time.Now()
-				rep, err := im.Run(context.Background(), false)
+				rep, err := im.Run(context.Background(), store == "plan")
 				if err != nil {
 					b.Fatal(err)
 				}
 				elapsed := time.Since(start)
-				if rep.Written.Agents < agents || rep.Written.Results < agents*perAgent {
+				rows := float64(rep.Written.Agents + rep.Written.Results)
+				if store == "plan" {
+					rows = float64(rep.Agents + rep.Results)
+				} else if rep.Written.Agents < agents || rep.Written.Results < agents*perAgent {
 					b.Fatalf("wrote %+v, want %d agents and %d results", rep.Written, agents, agents*perAgent)
 				}
-				rows := float64(rep.Written.Agents + rep.Written.Results)
 				b.ReportMetric(rows/elapsed.Seconds(), "rows/s")
 				b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 			}

@@ -22,10 +22,14 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		return n, err
 	}
 	defer done()
+	st, err := prepareImport(ctx, tx)
+	if err != nil {
+		return n, err
+	}
+	defer st.close()
 	at := formatTime(b.At)
 	ledger := func(kind, sourceID, targetID string) (bool, error) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO import_ledger (source, kind, source_id, target_id, imported_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, b.Source, kind, sourceID, targetID, at)
+		res, err := st.ledger.ExecContext(ctx, b.Source, kind, sourceID, targetID, at)
 		if err != nil {
 			return false, err
 		}
@@ -42,9 +46,9 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 			n.Skipped++
 			continue
 		}
-		ok, err := importAgent(ctx, tx, &ia.Agent, ia.Agent.Name)
+		ok, err := st.importAgent(ctx, &ia.Agent, ia.Agent.Name)
 		if err == nil && !ok && ia.FallbackName != "" {
-			if ok, err = importAgent(ctx, tx, &ia.Agent, ia.FallbackName); ok {
+			if ok, err = st.importAgent(ctx, &ia.Agent, ia.FallbackName); ok {
 				n.Renamed++
 			}
 		}
@@ -56,6 +60,7 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		}
 		n.Agents++
 	}
+	credited := map[[2]string]bool{} // agent and evaluation pairs known to hold points
 	for i := range b.Results {
 		ir := &b.Results[i]
 		fresh, err := ledger("result", ir.SourceID, ir.Result.ID)
@@ -66,29 +71,66 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 			n.Skipped++
 			continue
 		}
-		credited, err := importResult(ctx, tx, ir)
+		earned, err := st.importResult(ctx, ir, credited)
 		if err != nil {
 			return n, fmt.Errorf("result %s: %w", ir.SourceID, err)
 		}
 		n.Results++
-		if credited {
+		if earned {
 			n.Credited++
 		}
 	}
 	return n, tx.Commit()
 }
 
+// importStmts are the statements of an import batch, prepared once.
+type importStmts struct {
+	ledger, agent, registration, credited, result *sql.Stmt
+}
+
+func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
+	var st importStmts
+	for _, p := range []struct {
+		into  **sql.Stmt
+		query string
+	}{
+		{&st.ledger, `INSERT INTO import_ledger (source, kind, source_id, target_id, imported_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
+		{&st.agent, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
+			verification_code, owner, claimed_at, identity_md, results_public, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
+		{&st.registration, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at, started_at, completed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.credited, "SELECT count(*) FROM results WHERE agent_id = ? AND evaluation_id = ? AND points_earned > 0"},
+		{&st.result, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
+			passed, score, max_score, points_earned, details, trace, completed_at, expires_at, outcome, provenance)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+	} {
+		s, err := tx.PrepareContext(ctx, p.query)
+		if err != nil {
+			st.close()
+			return nil, err
+		}
+		*p.into = s
+	}
+	return &st, nil
+}
+
+func (st *importStmts) close() {
+	for _, s := range []*sql.Stmt{st.ledger, st.agent, st.registration, st.credited, st.result} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
 // importAgent inserts the agent under name; false when a unique column
 // (the name ignoring case, or the key id) is taken.
-func importAgent(ctx context.Context, tx *sql.Tx, a *registry.Agent, name string) (bool, error) {
+func (st *importStmts) importAgent(ctx context.Context, a *registry.Agent, name string) (bool, error) {
 	var claimed any
 	if a.Owner != "" {
 		claimed = formatTime(a.ClaimedAt)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
-		verification_code, owner, claimed_at, identity_md, results_public, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		a.ID, name, strings.ToLower(name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
+	res, err := st.agent.ExecContext(ctx, a.ID, name, strings.ToLower(name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
 		a.Owner, claimed, a.IdentityMD, a.ResultsPublic, formatTime(a.CreatedAt))
 	if err != nil {
 		return false, err
@@ -99,23 +141,22 @@ func importAgent(ctx context.Context, tx *sql.Tx, a *registry.Agent, name string
 
 // importResult inserts a completed registration and its result, crediting
 // points when no result of the agent's earned them for the evaluation.
-func importResult(ctx context.Context, tx *sql.Tx, ir *evaluation.ImportedResult) (credited bool, _ error) {
+func (st *importStmts) importResult(ctx context.Context, ir *evaluation.ImportedResult, credited map[[2]string]bool) (earned bool, _ error) {
 	reg, r := &ir.Registration, &ir.Result
-	if _, err := tx.ExecContext(ctx, `INSERT INTO registrations (id, agent_id, evaluation_id, version_id, status, registered_at, started_at, completed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, reg.ID, reg.AgentID, reg.EvaluationID, reg.VersionID, string(reg.Status),
+	if _, err := st.registration.ExecContext(ctx, reg.ID, reg.AgentID, reg.EvaluationID, reg.VersionID, string(reg.Status),
 		formatTime(reg.RegisteredAt), nullTime(reg.StartedAt), formatTime(reg.CompletedAt)); err != nil {
 		return false, err
 	}
 	points := 0.0
-	if r.Passed && ir.Points > 0 {
+	if key := [2]string{r.AgentID, r.EvaluationID}; r.Passed && ir.Points > 0 && !credited[key] {
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM results WHERE agent_id = ? AND evaluation_id = ? AND points_earned > 0",
-			r.AgentID, r.EvaluationID).Scan(&n); err != nil {
+		if err := st.credited.QueryRowContext(ctx, r.AgentID, r.EvaluationID).Scan(&n); err != nil {
 			return false, err
 		}
 		if n == 0 {
 			points = ir.Points
 		}
+		credited[key] = true
 	}
 	details, err := json.Marshal(orEmpty(r.Details))
 	if err != nil {
@@ -125,10 +166,7 @@ func importResult(ctx context.Context, tx *sql.Tx, ir *evaluation.ImportedResult
 	if err != nil {
 		return false, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO results (id, registration_id, agent_id, evaluation_id, version_id, version, content_sha256,
-		passed, score, max_score, points_earned, details, trace, completed_at, expires_at, outcome, provenance)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.RegistrationID, r.AgentID, r.EvaluationID, r.VersionID, r.Version, r.ContentSHA256, r.Passed,
+	if _, err := st.result.ExecContext(ctx, r.ID, r.RegistrationID, r.AgentID, r.EvaluationID, r.VersionID, r.Version, r.ContentSHA256, r.Passed,
 		r.Score, r.MaxScore, points, string(details), string(trace), formatTime(r.CompletedAt), nullTime(r.ExpiresAt),
 		string(r.EndedAs()), string(r.Of())); err != nil {
 		return false, err
