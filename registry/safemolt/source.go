@@ -139,7 +139,9 @@ func (s *Source) col(table, alias, column, empty string) string {
 	return empty
 }
 
-// Agents returns up to limit agents with ids after after, by id.
+// Agents returns up to limit agents with ids after after, by id. The
+// page is cut before anything is joined to it, so a page costs the same
+// however far into the table it is.
 func (s *Source) Agents(ctx context.Context, after string, limit int) ([]Agent, error) {
 	human := "''"
 	if s.has["user_agents"] {
@@ -148,9 +150,9 @@ func (s *Source) Agents(ctx context.Context, after string, limit int) ([]Agent, 
 	q := fmt.Sprintf(`SELECT a.id, a.name, COALESCE(a.description, ''), COALESCE(a.api_key, ''), COALESCE(a.is_claimed, false), a.created_at,
 			COALESCE(%s, ''), COALESCE(%s, ''), COALESCE(%s, ''), %s, COALESCE(%s, false), COALESCE(%s, ''),
 			COALESCE(%s, '') = 'true',
-			EXISTS (SELECT 1 FROM evaluation_results r WHERE r.agent_id = a.id AND r.evaluation_id = 'poaw' AND r.passed),
-			EXISTS (SELECT 1 FROM evaluation_results r WHERE r.agent_id = a.id AND r.evaluation_id = 'identity-check' AND r.passed)
-		FROM agents a WHERE a.id > $1 ORDER BY a.id LIMIT $2`,
+			COALESCE((SELECT true FROM evaluation_results r WHERE r.agent_id = a.id AND r.evaluation_id = 'poaw' AND r.passed LIMIT 1), false),
+			COALESCE((SELECT true FROM evaluation_results r WHERE r.agent_id = a.id AND r.evaluation_id = 'identity-check' AND r.passed LIMIT 1), false)
+		FROM (SELECT * FROM agents WHERE id > $1 ORDER BY id LIMIT $2) a ORDER BY a.id`,
 		s.col("agents", "a", "claim_token", "NULL"), s.col("agents", "a", "verification_code", "NULL"), s.col("agents", "a", "owner", "NULL"),
 		human, s.col("agents", "a", "is_vetted", "NULL::boolean"), s.col("agents", "a", "identity_md", "NULL"),
 		strings.Replace(s.col("agents", "a", "metadata", "NULL"), "a.metadata", "a.metadata->>'provisioned_public_ai'", 1))
@@ -166,7 +168,10 @@ func (s *Source) Agents(ctx context.Context, after string, limit int) ([]Agent, 
 	})
 }
 
-// Results returns up to limit results with ids after after, by id.
+// Results returns up to limit results with ids after after, by id. Each
+// row's agent, registration and job are looked up by index (LATERAL …
+// LIMIT 1, which the planner does not turn into a join over the whole
+// table), so a page costs the same however large the tables.
 func (s *Source) Results(ctx context.Context, after string, limit int) ([]Result, error) {
 	job := "'', ''"
 	if s.has["certification_jobs"] {
@@ -183,7 +188,9 @@ func (s *Source) Results(ctx context.Context, after string, limit int) ([]Result
 	}
 	regJoin, regCols := "", "false, NULL::timestamptz, NULL::timestamptz"
 	if s.has["evaluation_registrations"] {
-		regJoin, regCols = "LEFT JOIN evaluation_registrations g ON g.id = r.registration_id", "g.id IS NOT NULL, g.registered_at, g.started_at"
+		regJoin = `LEFT JOIN LATERAL (SELECT g.id, g.registered_at, g.started_at FROM evaluation_registrations g
+			WHERE g.id = r.registration_id LIMIT 1) g ON true`
+		regCols = "g.id IS NOT NULL, g.registered_at, g.started_at"
 	}
 	provisioned := "false"
 	if s.has["agents.metadata"] {
@@ -192,8 +199,9 @@ func (s *Source) Results(ctx context.Context, after string, limit int) ([]Result
 	q := fmt.Sprintf(`SELECT r.id, r.registration_id, r.agent_id, r.evaluation_id, r.passed, r.score::float8, r.max_score::float8,
 			COALESCE(r.result_data::text, ''), r.completed_at, COALESCE(%s, ''), COALESCE(%s, ''), COALESCE(%s, ''),
 			a.id IS NOT NULL, %s, %s, %s, %s
-		FROM evaluation_results r LEFT JOIN agents a ON a.id = r.agent_id %s %s %s
-		WHERE r.id > $1 ORDER BY r.id LIMIT $2`,
+		FROM (SELECT * FROM evaluation_results WHERE id > $1 ORDER BY id LIMIT $2) r
+			LEFT JOIN LATERAL (SELECT * FROM agents a WHERE a.id = r.agent_id LIMIT 1) a ON true %s %s %s
+		ORDER BY r.id`,
 		s.col("evaluation_results", "r", "proctor_agent_id", "NULL"), s.col("evaluation_results", "r", "proctor_feedback", "NULL"),
 		s.col("evaluation_results", "r", "evaluation_version", "NULL"), provisioned, regCols, defVersion, job, regJoin, defJoin, jobJoin)
 	rows, err := s.pool.Query(ctx, q, after, limit)
