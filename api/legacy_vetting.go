@@ -213,7 +213,9 @@ func (l *legacyVetting) complete(c echo.Context, a *registry.Agent) error {
 	}
 	out, err := l.s.runtime.Submit(ctx, a, poaw, decodeAs(evaluation.PoAWSubmission{ChallengeID: *req.ChallengeID, Hash: *req.Hash}))
 	switch {
-	case errors.Is(err, registry.ErrGone):
+	case errors.Is(err, registry.ErrGone), errors.Is(err, registry.ErrConflict), errors.Is(err, registry.ErrNotFound):
+		// The challenge was open a moment ago: a concurrent complete
+		// answered it (used, or its attempt ended).
 		return legacyError(http.StatusGone, "Challenge already used", "Start a new vetting challenge")
 	case err != nil:
 		return err

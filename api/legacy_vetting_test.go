@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,5 +336,39 @@ func TestLegacyVettingOff(t *testing.T) {
 	}
 	if resp := w.Do("GET", "/api/v1/agents/me", nil, bearer(key+"x"), nil); resp.StatusCode != 401 {
 		t.Errorf("GET /agents/me with a wrong SafeMolt key: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestLegacyVettingCompleteOnce: the same answer sent many times at once
+// passes once; the others find the challenge used.
+func TestLegacyVettingCompleteOnce(t *testing.T) {
+	t.Parallel()
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := legacyWorld(t, open(t))
+			key, _ := importedAgent(t, w, "racer")
+			st, _ := w.vettingStart(t, key)
+			hash := skillHash(w.vettingFetch(t, st.ChallengeID))
+			codes := make([]int, 8)
+			var wg sync.WaitGroup
+			for i := range codes {
+				wg.Go(func() { codes[i] = w.vettingComplete(t, key, st.ChallengeID, hash, "# Racer", nil) })
+			}
+			wg.Wait()
+			passed := 0
+			for _, c := range codes {
+				switch c {
+				case 200:
+					passed++
+				case 410:
+				default:
+					t.Errorf("a concurrent complete answered %d, want 200 or 410", c)
+				}
+			}
+			if passed != 1 {
+				t.Errorf("%d of 8 concurrent completes passed (%v), want 1", passed, codes)
+			}
+		})
 	}
 }
