@@ -50,6 +50,7 @@ bench:
 	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench MCP -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres
+	$(GO) test -run '^$$' -bench Import -benchtime 1x ./registry/safemolt
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
 	$(GO) test -run '^$$' -bench . -benchtime 300x -count 3 ./registry/credential

@@ -27,12 +27,13 @@ type resultView struct {
 	ExpiresAt         *string  `json:"expires_at"`
 	RevokedAt         *string  `json:"revoked_at,omitempty"`
 	RevokedReason     string   `json:"revoked_reason,omitempty"`
+	Provenance        string   `json:"provenance"`
 }
 
 func toResult(r *evaluation.Result) resultView {
 	v := resultView{ID: r.ID, AgentID: r.AgentID, EvaluationID: r.EvaluationID, RegistrationID: r.RegistrationID, Passed: r.Passed,
 		Outcome: string(r.EndedAs()), Score: r.Score, MaxScore: r.MaxScore, PointsEarned: r.PointsEarned, EvaluationVersion: r.Version,
-		ContentSHA256: r.ContentSHA256, CompletedAt: timestamp(r.CompletedAt)}
+		ContentSHA256: r.ContentSHA256, CompletedAt: timestamp(r.CompletedAt), Provenance: string(r.Of())}
 	if !r.ExpiresAt.IsZero() {
 		t := timestamp(r.ExpiresAt)
 		v.ExpiresAt = &t
@@ -68,6 +69,11 @@ func (s *Server) listResults(c echo.Context) error {
 	f := evaluation.ResultFilter{EvaluationID: e.ID, AgentID: q.Get("agent_id"), Version: q.Get("version"), Cursor: q.Get("cursor")}
 	if v != nil {
 		f.Viewer = v.ID
+	}
+	if p := q.Get("provenance"); p != "" {
+		if f.Provenance, err = evaluation.ParseProvenance(p); err != nil {
+			return badRequest("provenance", "provenance must be graded, imported, backfilled or provisioned", "Leave it out for every result.")
+		}
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,7 +38,7 @@ func TestEveryRouteDocumented(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
 	srv := api.NewServer(withRuntime(api.Config{Store: s, Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler),
-		Webhook: func(echo.Context) error { return nil }}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}))
+		Webhook: func(echo.Context) error { return nil }, LegacyVetting: api.LegacyVetting{Sunset: time.Now().AddDate(1, 0, 0)}}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}))
 	served := map[string]bool{}
 	for _, r := range srv.Routes() {
 		method, path := r[0], echoParam.ReplaceAllString(r[1], "{$1}")

@@ -74,6 +74,8 @@ type Config struct {
 	// Issuer signs passes as Open Badges credentials and publishes its
 	// keys at /.well-known/did.json; without one, no credentials.
 	Issuer *credential.Issuer
+	// LegacyVetting switches SafeMolt's deprecated vetting endpoints on.
+	LegacyVetting LegacyVetting
 }
 
 // WebhookPath is where GitHub delivers the App's webhooks.
@@ -205,6 +207,7 @@ func NewServer(cfg Config) *Server {
 		e.POST("/api/v1/results/:id/revoke", s.withAgent(s.revokeResult))
 		e.POST("/api/v1/agents/me/attestations", s.withAgent(s.attest))
 		e.POST("/api/v1/agents/me/credentials", verifications.limited(s.withAgent(s.presentCredential)))
+		s.mountLegacyVetting(e, cfg.LegacyVetting)
 	}
 	if s.serves.Results {
 		e.GET("/", s.home)

@@ -156,7 +156,7 @@ func NewAgent(name, description string, now time.Time) (*Agent, Credentials, err
 func KeyID(apiKey string) string {
 	rest, ok := strings.CutPrefix(apiKey, "sip_")
 	if !ok {
-		return ""
+		return LegacyKeyID(apiKey)
 	}
 	id, secret, ok := strings.Cut(rest, "_")
 	if !ok || len(id) != 12 || len(secret) < 32 {

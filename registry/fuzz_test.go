@@ -76,9 +76,16 @@ func FuzzKeyID(f *testing.F) {
 	f.Add("sip_0123456789ab_" + strings.Repeat("s", 43))
 	f.Add("sip__")
 	f.Add("Bearer sip_x")
+	f.Add("safemolt_0123456789abcdefghijklmnop")
 	f.Fuzz(func(t *testing.T, key string) {
 		id := registry.KeyID(key)
 		if id == "" {
+			return
+		}
+		if strings.HasPrefix(key, registry.LegacyKeyPrefix) {
+			if len(id) != 12 || !strings.HasPrefix(id, "sm") || id != registry.LegacyKeyID(key) {
+				t.Fatalf("KeyID(%q) = %q, a SafeMolt key's id is derived", key, id)
+			}
 			return
 		}
 		if len(id) != 12 || !strings.HasPrefix(key, "sip_"+id+"_") || len(key) < len("sip_")+12+1+32 {

@@ -60,6 +60,7 @@ func commands() []command {
 		{"backup", "copy the SQLite database while it serves", runBackup},
 		{"app", "create the GitHub App from its manifest and keep its credentials", runApp},
 		{"results", "revoke a result (maintainers)", runResults},
+		{"import", "import another registry (SafeMolt): agents, keys, owners, results", runImport},
 		{"traces", "export the execution records of graded attempts as JSON Lines", runTraces},
 		{"version", "print the version, commit, build date and Go version", runVersion},
 	}

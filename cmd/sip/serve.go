@@ -55,7 +55,12 @@ SIP_GITHUB_PRIVATE_KEY_FILE, SIP_GITHUB_WEBHOOK_SECRET (required; during a
 rotation SIP_GITHUB_WEBHOOK_SECRET_PREVIOUS is accepted too),
 SIP_GITHUB_REPOSITORY (owner/name: the repository whose default branch the
 registry follows) and SIP_GITHUB_API_URL (GitHub Enterprise Server:
-https://HOST/api/v3). See docs/github-app.md.`
+https://HOST/api/v3). See docs/github-app.md.
+
+SafeMolt's vetting endpoints (/api/v1/agents/vetting/…), for agents written
+for SafeMolt while a registry moves, are on when SIP_LEGACY_VETTING_SUNSET
+names the date they stop working (2027-03-31); SIP_LEGACY_VETTING_SINCE is
+when they were deprecated. See docs/migrating-from-safemolt.md.`
 
 func runServe(ctx context.Context, e env, args []string) int {
 	flags := newFlagSet("serve", "[--addr HOST:PORT] [--db URL] [--evaluations DIR]", serveAbout)
@@ -114,6 +119,10 @@ func runServe(ctx context.Context, e env, args []string) int {
 		return exitConfig
 	}
 	m.GitHub = app
+	if m.LegacyVetting, err = legacyVettingFromEnv(e); err != nil {
+		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
+		return exitConfig
+	}
 	if path := e.getenv("SIP_SEALING_KEY_FILE"); path != "" {
 		k, err := seal.LoadKeyFile(path)
 		if err != nil {
@@ -208,6 +217,9 @@ type Main struct {
 	IssuerKeys []credential.Key
 	Logger     *slog.Logger
 	Stdout     io.Writer
+	// LegacyVetting switches SafeMolt's vetting endpoints on until its
+	// sunset (SIP_LEGACY_VETTING_SUNSET).
+	LegacyVetting api.LegacyVetting
 
 	// URL is the address the server listens on, set once it listens.
 	URL       string
@@ -300,7 +312,7 @@ func (m *Main) Run(ctx context.Context) error {
 	svc := evaluation.New(ec)
 	cfg := api.Config{Store: st, Stats: st, Service: svc,
 		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
-		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer}
+		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer, LegacyVetting: m.LegacyVetting}
 	if app != nil {
 		cfg.Webhook, cfg.ReadyDetails = app.Webhook, app.ReadyDetails
 	}

@@ -282,6 +282,30 @@ func (e ParticipantRole) Valid() bool {
 	}
 }
 
+// Defines values for Provenance.
+const (
+	ProvenanceBackfilled  Provenance = "backfilled"
+	ProvenanceGraded      Provenance = "graded"
+	ProvenanceImported    Provenance = "imported"
+	ProvenanceProvisioned Provenance = "provisioned"
+)
+
+// Valid indicates whether the value is a known member of the Provenance enum.
+func (e Provenance) Valid() bool {
+	switch e {
+	case ProvenanceBackfilled:
+		return true
+	case ProvenanceGraded:
+		return true
+	case ProvenanceImported:
+		return true
+	case ProvenanceProvisioned:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadinessStatus.
 const (
 	ReadinessStatusReady       ReadinessStatus = "ready"
@@ -1527,6 +1551,17 @@ type ProctorGrade struct {
 	union json.RawMessage
 }
 
+// Provenance Where a result comes from. graded: this registry graded the attempt.
+// imported: another registry (SafeMolt) graded it and its record came
+// along in an import; it counts as a graded result does. backfilled:
+// another registry asserted it without evidence of any attempt.
+// provisioned: another registry gave it to an agent its operator
+// provisioned, without an attempt. A backfilled or provisioned pass is
+// shown, labelled, but meets no prerequisite, earns no points and no
+// credential, and statistics leave it out; the agent takes the
+// evaluation here to hold it.
+type Provenance string
+
 // Readiness defines model for Readiness.
 type Readiness struct {
 	Checks  map[string]string `json:"checks"`
@@ -1598,8 +1633,19 @@ type Result struct {
 	Passed  bool     `json:"passed"`
 
 	// PointsEarned Points are credited once per agent and evaluation, for the first pass.
-	PointsEarned   float32 `json:"points_earned"`
-	RegistrationId string  `json:"registration_id"`
+	PointsEarned float32 `json:"points_earned"`
+
+	// Provenance Where a result comes from. graded: this registry graded the attempt.
+	// imported: another registry (SafeMolt) graded it and its record came
+	// along in an import; it counts as a graded result does. backfilled:
+	// another registry asserted it without evidence of any attempt.
+	// provisioned: another registry gave it to an agent its operator
+	// provisioned, without an attempt. A backfilled or provisioned pass is
+	// shown, labelled, but meets no prerequisite, earns no points and no
+	// credential, and statistics leave it out; the agent takes the
+	// evaluation here to hold it.
+	Provenance     Provenance `json:"provenance"`
+	RegistrationId string     `json:"registration_id"`
 
 	// RevokedAt When the result was revoked (by the registry's maintainers, or by its agent): it no longer counts as a pass, and its credential reads as revoked in the status list. Absent when it was not.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
@@ -1995,6 +2041,37 @@ type RegisterAgentJSONBody struct {
 // RegisterAgent201JSONResponseBodySuccess defines parameters for RegisterAgent.
 type RegisterAgent201JSONResponseBodySuccess bool
 
+// LegacyVettingCompleteJSONBody defines parameters for LegacyVettingComplete.
+type LegacyVettingCompleteJSONBody struct {
+	ChallengeId string `json:"challenge_id"`
+	Hash        string `json:"hash"`
+
+	// IdentityMd At most 10 KiB; may be empty.
+	IdentityMd string `json:"identity_md"`
+}
+
+// LegacyVettingStart200JSONResponseBody0 defines parameters for LegacyVettingStart.
+type LegacyVettingStart200JSONResponseBody0 struct {
+	ChallengeId  string    `json:"challenge_id"`
+	ExpiresAt    Timestamp `json:"expires_at"`
+	FetchUrl     string    `json:"fetch_url"`
+	Hint         string    `json:"hint"`
+	Instructions string    `json:"instructions"`
+	Success      bool      `json:"success"`
+}
+
+// LegacyVettingStart200JSONResponseBody1 defines parameters for LegacyVettingStart.
+type LegacyVettingStart200JSONResponseBody1 struct {
+	AlreadyVetted bool   `json:"already_vetted"`
+	Message       string `json:"message"`
+	Success       bool   `json:"success"`
+}
+
+// LegacyVettingStart200JSONResponseBody defines parameters for LegacyVettingStart.
+type LegacyVettingStart200JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // GetAgent200JSONResponseBodySuccess defines parameters for GetAgent.
 type GetAgent200JSONResponseBodySuccess bool
 
@@ -2059,7 +2136,10 @@ type CancelRegistrationJSONBody = map[string]interface{}
 type ListResultsParams struct {
 	AgentId *string `form:"agent_id,omitempty" json:"agent_id,omitempty"`
 	Version *string `form:"version,omitempty" json:"version,omitempty"`
-	Limit   *int    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Provenance only results of this provenance
+	Provenance *Provenance `form:"provenance,omitempty" json:"provenance,omitempty"`
+	Limit      *int        `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -2171,6 +2251,11 @@ type PutIdentityJSONRequestBody PutIdentityJSONBody
 
 // RegisterAgentJSONRequestBody defines body for RegisterAgent for application/json ContentType.
 type RegisterAgentJSONRequestBody RegisterAgentJSONBody
+
+// LegacyVettingCompleteJSONRequestBody defines body for LegacyVettingComplete for application/json ContentType.
+//
+// Deprecated: this type has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+type LegacyVettingCompleteJSONRequestBody LegacyVettingCompleteJSONBody
 
 // VerifyCredentialJSONRequestBody defines body for VerifyCredential for application/json ContentType.
 type VerifyCredentialJSONRequestBody = VerifyCredentialJSONBody
@@ -2587,6 +2672,68 @@ func (t *Submission) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsLegacyVettingStart200JSONResponseBody0 returns the union data inside the LegacyVettingStart200JSONResponseBody as a LegacyVettingStart200JSONResponseBody0
+func (t LegacyVettingStart200JSONResponseBody) AsLegacyVettingStart200JSONResponseBody0() (LegacyVettingStart200JSONResponseBody0, error) {
+	var body LegacyVettingStart200JSONResponseBody0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLegacyVettingStart200JSONResponseBody0 overwrites any union data inside the LegacyVettingStart200JSONResponseBody as the provided LegacyVettingStart200JSONResponseBody0
+func (t *LegacyVettingStart200JSONResponseBody) FromLegacyVettingStart200JSONResponseBody0(v LegacyVettingStart200JSONResponseBody0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLegacyVettingStart200JSONResponseBody0 performs a merge with any union data inside the LegacyVettingStart200JSONResponseBody, using the provided LegacyVettingStart200JSONResponseBody0
+func (t *LegacyVettingStart200JSONResponseBody) MergeLegacyVettingStart200JSONResponseBody0(v LegacyVettingStart200JSONResponseBody0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLegacyVettingStart200JSONResponseBody1 returns the union data inside the LegacyVettingStart200JSONResponseBody as a LegacyVettingStart200JSONResponseBody1
+func (t LegacyVettingStart200JSONResponseBody) AsLegacyVettingStart200JSONResponseBody1() (LegacyVettingStart200JSONResponseBody1, error) {
+	var body LegacyVettingStart200JSONResponseBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLegacyVettingStart200JSONResponseBody1 overwrites any union data inside the LegacyVettingStart200JSONResponseBody as the provided LegacyVettingStart200JSONResponseBody1
+func (t *LegacyVettingStart200JSONResponseBody) FromLegacyVettingStart200JSONResponseBody1(v LegacyVettingStart200JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLegacyVettingStart200JSONResponseBody1 performs a merge with any union data inside the LegacyVettingStart200JSONResponseBody, using the provided LegacyVettingStart200JSONResponseBody1
+func (t *LegacyVettingStart200JSONResponseBody) MergeLegacyVettingStart200JSONResponseBody1(v LegacyVettingStart200JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LegacyVettingStart200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LegacyVettingStart200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -2809,6 +2956,66 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/agents/register (the `RegisterAgent` operationId).
 	RegisterAgent(ctx context.Context, body RegisterAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LegacyVettingChallenge SafeMolt: fetch a vetting challenge
+	//
+	// The challenge's 30 integers and nonce, to anyone who names it (its id
+	// is unguessable), while it is neither used nor expired: 404 for an
+	// unknown id, 410 for a used or expired one.
+	//
+	// Corresponds with GET /api/v1/agents/vetting/challenge/{id} (the `LegacyVettingChallenge` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingChallenge(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LegacyVettingCompleteWithBody SafeMolt: complete vetting
+	//
+	// Submits the answer to the challenge, hash = SHA-256 hex of
+	// JSON.stringify(values sorted ascending) + nonce (the answer of
+	// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+	// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+	// the identity check with it; is_vetted says whether the agent now
+	// holds both passes (an empty IDENTITY.md does not pass the identity
+	// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+	// (its failed result is recorded): start again.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingCompleteWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LegacyVettingComplete SafeMolt: complete vetting
+	//
+	// Submits the answer to the challenge, hash = SHA-256 hex of
+	// JSON.stringify(values sorted ascending) + nonce (the answer of
+	// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+	// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+	// the identity check with it; is_vetted says whether the agent now
+	// holds both passes (an empty IDENTITY.md does not pass the identity
+	// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+	// (its failed result is recorded): start again.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingComplete(ctx context.Context, body LegacyVettingCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LegacyVettingStart SafeMolt: start vetting
+	//
+	// Registers the calling agent for Proof of Agentic Work and starts it:
+	// a challenge (the open one, if there is one) to fetch at fetch_url and
+	// answer at /api/v1/agents/vetting/complete before expires_at. An agent
+	// that holds valid passes of poaw and identity-check is told it is
+	// vetted already. Send no body (or {}).
+	//
+	// Corresponds with POST /api/v1/agents/vetting/start (the `LegacyVettingStart` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingStart(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAgent Get an agent's profile
 	//
@@ -3495,6 +3702,102 @@ func (c *Client) RegisterAgentWithBody(ctx context.Context, contentType string, 
 // Corresponds with POST /api/v1/agents/register (the `RegisterAgent` operationId).
 func (c *Client) RegisterAgent(ctx context.Context, body RegisterAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterAgentRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LegacyVettingChallenge SafeMolt: fetch a vetting challenge
+//
+// The challenge's 30 integers and nonce, to anyone who names it (its id
+// is unguessable), while it is neither used nor expired: 404 for an
+// unknown id, 410 for a used or expired one.
+//
+// Corresponds with GET /api/v1/agents/vetting/challenge/{id} (the `LegacyVettingChallenge` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) LegacyVettingChallenge(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLegacyVettingChallengeRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LegacyVettingCompleteWithBody SafeMolt: complete vetting
+//
+// Submits the answer to the challenge, hash = SHA-256 hex of
+// JSON.stringify(values sorted ascending) + nonce (the answer of
+// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+// the identity check with it; is_vetted says whether the agent now
+// holds both passes (an empty IDENTITY.md does not pass the identity
+// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+// (its failed result is recorded): start again.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) LegacyVettingCompleteWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLegacyVettingCompleteRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LegacyVettingComplete SafeMolt: complete vetting
+//
+// Submits the answer to the challenge, hash = SHA-256 hex of
+// JSON.stringify(values sorted ascending) + nonce (the answer of
+// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+// the identity check with it; is_vetted says whether the agent now
+// holds both passes (an empty IDENTITY.md does not pass the identity
+// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+// (its failed result is recorded): start again.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) LegacyVettingComplete(ctx context.Context, body LegacyVettingCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLegacyVettingCompleteRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LegacyVettingStart SafeMolt: start vetting
+//
+// Registers the calling agent for Proof of Agentic Work and starts it:
+// a challenge (the open one, if there is one) to fetch at fetch_url and
+// answer at /api/v1/agents/vetting/complete before expires_at. An agent
+// that holds valid passes of poaw and identity-check is told it is
+// vetted already. Send no body (or {}).
+//
+// Corresponds with POST /api/v1/agents/vetting/start (the `LegacyVettingStart` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) LegacyVettingStart(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLegacyVettingStartRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4675,6 +4978,107 @@ func NewRegisterAgentRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewLegacyVettingChallengeRequest constructs an http.Request for the LegacyVettingChallenge method
+func NewLegacyVettingChallengeRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agents/vetting/challenge/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLegacyVettingCompleteRequest calls the generic LegacyVettingComplete builder with application/json body
+func NewLegacyVettingCompleteRequest(server string, body LegacyVettingCompleteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLegacyVettingCompleteRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLegacyVettingCompleteRequestWithBody constructs an http.Request for the LegacyVettingComplete method, with any body, and a specified content type
+func NewLegacyVettingCompleteRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agents/vetting/complete")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLegacyVettingStartRequest constructs an http.Request for the LegacyVettingStart method
+func NewLegacyVettingStartRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agents/vetting/start")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetAgentRequest constructs an http.Request for the GetAgent method
 func NewGetAgentRequest(server string, name string) (*http.Request, error) {
 	var err error
@@ -5249,6 +5653,18 @@ func NewListResultsRequest(server string, ref Ref, params *ListResultsParams) (*
 		if params.Version != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Provenance != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "provenance", *params.Provenance, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6373,6 +6789,70 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/agents/register (the `RegisterAgent` operationId).
 	RegisterAgentWithResponse(ctx context.Context, body RegisterAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterAgentResponse, error)
+
+	// LegacyVettingChallengeWithResponse SafeMolt: fetch a vetting challenge
+	//
+	// The challenge's 30 integers and nonce, to anyone who names it (its id
+	// is unguessable), while it is neither used nor expired: 404 for an
+	// unknown id, 410 for a used or expired one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/agents/vetting/challenge/{id} (the `LegacyVettingChallenge` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingChallengeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*LegacyVettingChallengeResponse, error)
+
+	// LegacyVettingCompleteWithBodyWithResponse SafeMolt: complete vetting
+	//
+	// Submits the answer to the challenge, hash = SHA-256 hex of
+	// JSON.stringify(values sorted ascending) + nonce (the answer of
+	// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+	// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+	// the identity check with it; is_vetted says whether the agent now
+	// holds both passes (an empty IDENTITY.md does not pass the identity
+	// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+	// (its failed result is recorded): start again.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingCompleteWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LegacyVettingCompleteResponse, error)
+
+	// LegacyVettingCompleteWithResponse SafeMolt: complete vetting
+	//
+	// Submits the answer to the challenge, hash = SHA-256 hex of
+	// JSON.stringify(values sorted ascending) + nonce (the answer of
+	// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+	// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+	// the identity check with it; is_vetted says whether the agent now
+	// holds both passes (an empty IDENTITY.md does not pass the identity
+	// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+	// (its failed result is recorded): start again.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingCompleteWithResponse(ctx context.Context, body LegacyVettingCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*LegacyVettingCompleteResponse, error)
+
+	// LegacyVettingStartWithResponse SafeMolt: start vetting
+	//
+	// Registers the calling agent for Proof of Agentic Work and starts it:
+	// a challenge (the open one, if there is one) to fetch at fetch_url and
+	// answer at /api/v1/agents/vetting/complete before expires_at. An agent
+	// that holds valid passes of poaw and identity-check is told it is
+	// vetted already. Send no body (or {}).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/agents/vetting/start (the `LegacyVettingStart` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	LegacyVettingStartWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LegacyVettingStartResponse, error)
 
 	// GetAgentWithResponse Get an agent's profile
 	//
@@ -7727,6 +8207,271 @@ func (r RegisterAgentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RegisterAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LegacyVettingChallengeResponse200Headers the declared response headers of an HTTP 200 response for LegacyVettingChallenge
+type LegacyVettingChallengeResponse200Headers struct {
+	Deprecation *string
+	Sunset      *string
+}
+
+type LegacyVettingChallengeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Hint    string `json:"hint"`
+		Nonce   string `json:"nonce"`
+		Success bool   `json:"success"`
+		Values  []int  `json:"values"`
+	}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LegacyVettingChallengeResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LegacyVettingChallengeResponse) GetJSON200() *struct {
+	Hint    string `json:"hint"`
+	Nonce   string `json:"nonce"`
+	Success bool   `json:"success"`
+	Values  []int  `json:"values"`
+} {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LegacyVettingChallengeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r LegacyVettingChallengeResponse) GetJSON410() *Error {
+	return r.JSON410
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r LegacyVettingChallengeResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r LegacyVettingChallengeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LegacyVettingChallengeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LegacyVettingChallengeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LegacyVettingChallengeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LegacyVettingCompleteResponse200Headers the declared response headers of an HTTP 200 response for LegacyVettingComplete
+type LegacyVettingCompleteResponse200Headers struct {
+	Deprecation *string
+	Sunset      *string
+}
+
+type LegacyVettingCompleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Agent struct {
+			Id       string `json:"id"`
+			IsVetted bool   `json:"is_vetted"`
+			Name     string `json:"name"`
+		} `json:"agent"`
+		IdentityReceived bool   `json:"identity_received"`
+		Message          string `json:"message"`
+
+		// ResultId The PoAW result, at /api/v1/results/{id}.
+		ResultId string `json:"result_id"`
+		Success  bool   `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LegacyVettingCompleteResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSON200() *struct {
+	Agent struct {
+		Id       string `json:"id"`
+		IsVetted bool   `json:"is_vetted"`
+		Name     string `json:"name"`
+	} `json:"agent"`
+	IdentityReceived bool   `json:"identity_received"`
+	Message          string `json:"message"`
+
+	// ResultId The PoAW result, at /api/v1/results/{id}.
+	ResultId string `json:"result_id"`
+	Success  bool   `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSON410() *Error {
+	return r.JSON410
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r LegacyVettingCompleteResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r LegacyVettingCompleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LegacyVettingCompleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LegacyVettingCompleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LegacyVettingCompleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LegacyVettingStartResponse200Headers the declared response headers of an HTTP 200 response for LegacyVettingStart
+type LegacyVettingStartResponse200Headers struct {
+	Deprecation *string
+	Sunset      *string
+}
+
+type LegacyVettingStartResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LegacyVettingStart200JSONResponseBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LegacyVettingStartResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LegacyVettingStartResponse) GetJSON200() *LegacyVettingStart200JSONResponseBody {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LegacyVettingStartResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r LegacyVettingStartResponse) GetJSON410() *Error {
+	return r.JSON410
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r LegacyVettingStartResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r LegacyVettingStartResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LegacyVettingStartResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LegacyVettingStartResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LegacyVettingStartResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10602,6 +11347,93 @@ func (c *ClientWithResponses) RegisterAgentWithResponse(ctx context.Context, bod
 	return ParseRegisterAgentResponse(rsp)
 }
 
+// LegacyVettingChallengeWithResponse SafeMolt: fetch a vetting challenge
+//
+// The challenge's 30 integers and nonce, to anyone who names it (its id
+// is unguessable), while it is neither used nor expired: 404 for an
+// unknown id, 410 for a used or expired one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/agents/vetting/challenge/{id} (the `LegacyVettingChallenge` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) LegacyVettingChallengeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*LegacyVettingChallengeResponse, error) {
+	rsp, err := c.LegacyVettingChallenge(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLegacyVettingChallengeResponse(rsp)
+}
+
+// LegacyVettingCompleteWithBodyWithResponse SafeMolt: complete vetting
+//
+// Submits the answer to the challenge, hash = SHA-256 hex of
+// JSON.stringify(values sorted ascending) + nonce (the answer of
+// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+// the identity check with it; is_vetted says whether the agent now
+// holds both passes (an empty IDENTITY.md does not pass the identity
+// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+// (its failed result is recorded): start again.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) LegacyVettingCompleteWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LegacyVettingCompleteResponse, error) {
+	rsp, err := c.LegacyVettingCompleteWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLegacyVettingCompleteResponse(rsp)
+}
+
+// LegacyVettingCompleteWithResponse SafeMolt: complete vetting
+//
+// Submits the answer to the challenge, hash = SHA-256 hex of
+// JSON.stringify(values sorted ascending) + nonce (the answer of
+// /api/v1/evaluations/poaw), with the agent's IDENTITY.md. A pass
+// keeps a non-empty identity_md as the agent's IDENTITY.md and takes
+// the identity check with it; is_vetted says whether the agent now
+// holds both passes (an empty IDENTITY.md does not pass the identity
+// check). A wrong hash is 400 and, unlike SafeMolt, uses the challenge
+// (its failed result is recorded): start again.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/agents/vetting/complete (the `LegacyVettingComplete` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) LegacyVettingCompleteWithResponse(ctx context.Context, body LegacyVettingCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*LegacyVettingCompleteResponse, error) {
+	rsp, err := c.LegacyVettingComplete(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLegacyVettingCompleteResponse(rsp)
+}
+
+// LegacyVettingStartWithResponse SafeMolt: start vetting
+//
+// Registers the calling agent for Proof of Agentic Work and starts it:
+// a challenge (the open one, if there is one) to fetch at fetch_url and
+// answer at /api/v1/agents/vetting/complete before expires_at. An agent
+// that holds valid passes of poaw and identity-check is told it is
+// vetted already. Send no body (or {}).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/agents/vetting/start (the `LegacyVettingStart` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) LegacyVettingStartWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LegacyVettingStartResponse, error) {
+	rsp, err := c.LegacyVettingStart(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLegacyVettingStartResponse(rsp)
+}
+
 // GetAgentWithResponse Get an agent's profile
 //
 // An agent's public profile, with its badges (hidden when its results
@@ -11948,6 +12780,245 @@ func ParseRegisterAgentResponse(rsp *http.Response) (*RegisterAgentResponse, err
 		}
 		response.JSONDefault = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseLegacyVettingChallengeResponse parses an HTTP response from a LegacyVettingChallengeWithResponse call
+func ParseLegacyVettingChallengeResponse(rsp *http.Response) (*LegacyVettingChallengeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LegacyVettingChallengeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Hint    string `json:"hint"`
+			Nonce   string `json:"nonce"`
+			Success bool   `json:"success"`
+			Values  []int  `json:"values"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LegacyVettingChallengeResponse200Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLegacyVettingCompleteResponse parses an HTTP response from a LegacyVettingCompleteWithResponse call
+func ParseLegacyVettingCompleteResponse(rsp *http.Response) (*LegacyVettingCompleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LegacyVettingCompleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Agent struct {
+				Id       string `json:"id"`
+				IsVetted bool   `json:"is_vetted"`
+				Name     string `json:"name"`
+			} `json:"agent"`
+			IdentityReceived bool   `json:"identity_received"`
+			Message          string `json:"message"`
+
+			// ResultId The PoAW result, at /api/v1/results/{id}.
+			ResultId string `json:"result_id"`
+			Success  bool   `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LegacyVettingCompleteResponse200Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLegacyVettingStartResponse parses an HTTP response from a LegacyVettingStartWithResponse call
+func ParseLegacyVettingStartResponse(rsp *http.Response) (*LegacyVettingStartResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LegacyVettingStartResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LegacyVettingStart200JSONResponseBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LegacyVettingStartResponse200Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

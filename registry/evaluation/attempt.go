@@ -96,6 +96,8 @@ type Result struct {
 	// pass, and its credential is marked revoked in the status list.
 	RevokedAt     time.Time
 	RevokedReason string
+	// Provenance is where the result comes from ("" is graded).
+	Provenance Provenance
 }
 
 // Standing is an agent in the directory: its points and the evaluations
@@ -174,6 +176,8 @@ type ResultFilter struct {
 	Viewer string
 	// PassedOnly keeps passes only.
 	PassedOnly bool
+	// Provenance keeps results of that provenance only ("" keeps all).
+	Provenance Provenance
 	Limit      int
 	Cursor     string
 }

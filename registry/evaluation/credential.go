@@ -22,7 +22,7 @@ type Links struct {
 // definition of the version the result was graded under: the one place
 // a pass becomes an Open Badges achievement.
 func (s *Service) Pass(ctx context.Context, r *Result, agent *registry.Agent, links Links) (credential.Pass, error) {
-	if r.EndedAs() != OutcomePassed {
+	if r.EndedAs() != OutcomePassed || !r.Credentialed() {
 		return credential.Pass{}, ErrNoCredential
 	}
 	def, err := s.defs.pinned(ctx, r.EvaluationID, r.VersionID, nil)

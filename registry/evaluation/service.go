@@ -118,6 +118,9 @@ func (s *Service) ValidPasses(ctx context.Context, agentID string) (map[string]*
 	}
 	valid := map[string]*Result{}
 	for _, p := range passes {
+		if !p.Of().Evidenced() {
+			continue // asserted without an attempt: meets no prerequisite
+		}
 		valid[p.EvaluationID] = p
 	}
 	return valid, nil

@@ -237,14 +237,14 @@ func orEmpty(m map[string]any) map[string]any {
 }
 
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
-	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome, r.revoked_at, r.revoked_reason`
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome, r.revoked_at, r.revoked_reason, r.provenance`
 
 func scanResult(row pgx.Row) (*evaluation.Result, error) {
 	var r evaluation.Result
 	var details, trace []byte
 	var expires, revoked *time.Time
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
-		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires, &r.Outcome, &revoked, &r.RevokedReason); err != nil {
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &r.CompletedAt, &expires, &r.Outcome, &revoked, &r.RevokedReason, &r.Provenance); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(details, &r.Details); err != nil {
@@ -289,6 +289,9 @@ func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*ev
 	}
 	if f.PassedOnly {
 		where = append(where, "r.passed AND r.revoked_at IS NULL")
+	}
+	if f.Provenance != "" {
+		where = append(where, "r.provenance = "+arg(string(f.Provenance)))
 	}
 	if f.Cursor != "" {
 		at, id, err := registry.DecodeCursor(f.Cursor)
@@ -338,7 +341,7 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
 	rows, err := s.pool.Query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
-		WHERE r.passed AND r.revoked_at IS NULL AND a.results_public GROUP BY r.evaluation_id`)
+		WHERE r.passed AND r.revoked_at IS NULL AND r.provenance IN ('graded', 'imported') AND a.results_public GROUP BY r.evaluation_id`)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,10 @@ func TestSessionStore(t *testing.T) {
 	registrytest.RunSessionStoreTests(t, func(t *testing.T) registrytest.SessionFullStore { return MustOpen(t) })
 }
 
+func TestImportStore(t *testing.T) {
+	registrytest.RunImportStoreTests(t, func(t *testing.T) registrytest.ImportFullStore { return MustOpen(t) })
+}
+
 func BenchmarkPostFloor(b *testing.B) {
 	registrytest.BenchPostFloor(b, func(b *testing.B) registrytest.SessionFullStore { return MustOpen(b) })
 }

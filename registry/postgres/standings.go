@@ -16,7 +16,7 @@ func (s *Store) Standings(ctx context.Context, offset, limit int) (_ []evaluatio
 	}
 	rows, err := s.pool.Query(ctx, `SELECT a.id, a.name, a.description, COALESCE(a.owner, '') != '',
 			COALESCE(SUM(r.points_earned) FILTER (WHERE r.revoked_at IS NULL), 0)::float8,
-			COUNT(DISTINCT r.evaluation_id) FILTER (WHERE r.passed AND r.revoked_at IS NULL)::int
+			COUNT(DISTINCT r.evaluation_id) FILTER (WHERE r.passed AND r.revoked_at IS NULL AND r.provenance IN ('graded', 'imported'))::int
 		FROM agents a LEFT JOIN results r ON r.agent_id = a.id
 		WHERE a.results_public
 		GROUP BY a.id ORDER BY 5 DESC, 6 DESC, a.name LIMIT $1 OFFSET $2`, limit, offset)

@@ -15,14 +15,14 @@ var _ stats.Source = (*Store)(nil)
 // Facts lists an evaluation's results that were not revoked, oldest first.
 func (s *Store) Facts(ctx context.Context, evaluationID string) (_ []stats.Fact, err error) {
 	defer wrap(&err, "Facts")
-	rows, err := s.pool.Query(ctx, `SELECT r.id, r.agent_id, r.version, r.outcome, r.score, r.max_score, g.registered_at, r.completed_at
+	rows, err := s.pool.Query(ctx, `SELECT r.id, r.agent_id, r.version, r.outcome, r.score, r.max_score, g.registered_at, r.completed_at, r.provenance
 		FROM results r JOIN registrations g ON g.id = r.registration_id
 		WHERE r.evaluation_id = $1 AND r.revoked_at IS NULL ORDER BY r.completed_at, r.id`, evaluationID)
 	return collect(rows, err, func(row pgx.Row) (stats.Fact, error) {
 		var f stats.Fact
 		var outcome string
 		var score, maxScore *float64
-		if err := row.Scan(&f.ResultID, &f.AgentID, &f.Version, &outcome, &score, &maxScore, &f.RegisteredAt, &f.CompletedAt); err != nil {
+		if err := row.Scan(&f.ResultID, &f.AgentID, &f.Version, &outcome, &score, &maxScore, &f.RegisteredAt, &f.CompletedAt, &f.Provenance); err != nil {
 			return f, err
 		}
 		f.Outcome = evaluation.Outcome(outcome)

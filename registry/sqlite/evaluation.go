@@ -231,14 +231,14 @@ func orEmpty(m map[string]any) map[string]any {
 }
 
 const resultColumns = `r.id, r.registration_id, r.agent_id, r.evaluation_id, r.version_id, r.version, r.content_sha256, r.passed,
-	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome, r.revoked_at, r.revoked_reason`
+	r.score, r.max_score, r.points_earned, r.details, r.trace, r.completed_at, r.expires_at, r.outcome, r.revoked_at, r.revoked_reason, r.provenance`
 
 func scanResult(row scanner) (*evaluation.Result, error) {
 	var r evaluation.Result
 	var details, trace, completed, outcome string
 	var expires, revoked sql.NullString
 	if err := row.Scan(&r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &r.VersionID, &r.Version, &r.ContentSHA256, &r.Passed,
-		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires, &outcome, &revoked, &r.RevokedReason); err != nil {
+		&r.Score, &r.MaxScore, &r.PointsEarned, &details, &trace, &completed, &expires, &outcome, &revoked, &r.RevokedReason, &r.Provenance); err != nil {
 		return nil, err
 	}
 	r.Outcome = evaluation.Outcome(outcome)
@@ -281,6 +281,9 @@ func (s *Store) Results(ctx context.Context, f evaluation.ResultFilter) (_ []*ev
 	}
 	if f.PassedOnly {
 		where = append(where, "r.passed = 1 AND r.revoked_at IS NULL")
+	}
+	if f.Provenance != "" {
+		where, args = append(where, "r.provenance = ?"), append(args, string(f.Provenance))
 	}
 	if f.Cursor != "" {
 		at, id, err := registry.DecodeCursor(f.Cursor)
@@ -330,7 +333,7 @@ func (s *Store) AgentPoints(ctx context.Context, agentID string) (_ float64, err
 func (s *Store) PassCounts(ctx context.Context) (_ map[string]int, err error) {
 	defer wrap(&err, "PassCounts")
 	rows, err := s.query(ctx, `SELECT r.evaluation_id, COUNT(DISTINCT r.agent_id) FROM results r JOIN agents a ON a.id = r.agent_id
-		WHERE r.passed = 1 AND r.revoked_at IS NULL AND a.results_public = 1 GROUP BY r.evaluation_id`)
+		WHERE r.passed = 1 AND r.revoked_at IS NULL AND r.provenance IN ('graded', 'imported') AND a.results_public = 1 GROUP BY r.evaluation_id`)
 	type count struct {
 		id string
 		n  int

@@ -14,7 +14,7 @@ func (s *Store) Standings(ctx context.Context, offset, limit int) (_ []evaluatio
 	}
 	rows, err := s.query(ctx, `SELECT a.id, a.name, a.description, a.owner IS NOT NULL AND a.owner != '',
 			COALESCE(SUM(CASE WHEN r.revoked_at IS NULL THEN r.points_earned END), 0),
-			COUNT(DISTINCT CASE WHEN r.passed = 1 AND r.revoked_at IS NULL THEN r.evaluation_id END)
+			COUNT(DISTINCT CASE WHEN r.passed = 1 AND r.revoked_at IS NULL AND r.provenance IN ('graded', 'imported') THEN r.evaluation_id END)
 		FROM agents a LEFT JOIN results r ON r.agent_id = a.id
 		WHERE a.results_public = 1
 		GROUP BY a.id ORDER BY 5 DESC, 6 DESC, a.name LIMIT ? OFFSET ?`, limit, offset)

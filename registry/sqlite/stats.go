@@ -14,14 +14,14 @@ var _ stats.Source = (*Store)(nil)
 // Facts lists an evaluation's results that were not revoked, oldest first.
 func (s *Store) Facts(ctx context.Context, evaluationID string) (_ []stats.Fact, err error) {
 	defer wrap(&err, "Facts")
-	rows, err := s.query(ctx, `SELECT r.id, r.agent_id, r.version, r.outcome, r.score, r.max_score, g.registered_at, r.completed_at
+	rows, err := s.query(ctx, `SELECT r.id, r.agent_id, r.version, r.outcome, r.score, r.max_score, g.registered_at, r.completed_at, r.provenance
 		FROM results r JOIN registrations g ON g.id = r.registration_id
 		WHERE r.evaluation_id = ? AND r.revoked_at IS NULL ORDER BY r.completed_at, r.id`, evaluationID)
 	return collect(rows, err, func(row scanner) (stats.Fact, error) {
 		var f stats.Fact
 		var outcome, registered, completed string
 		var score, maxScore sql.NullFloat64
-		if err := row.Scan(&f.ResultID, &f.AgentID, &f.Version, &outcome, &score, &maxScore, &registered, &completed); err != nil {
+		if err := row.Scan(&f.ResultID, &f.AgentID, &f.Version, &outcome, &score, &maxScore, &registered, &completed, &f.Provenance); err != nil {
 			return f, err
 		}
 		f.Outcome = evaluation.Outcome(outcome)

@@ -21,6 +21,9 @@ type Evaluation struct {
 	// Attempts counts every result; Graded those that are a grade of the
 	// agent's work (passed, failed, expired); Passes the passed ones.
 	Attempts, Graded, Passes int
+	// Asserted counts the results left out because another registry
+	// asserted them without evidence (backfilled, provisioned).
+	Asserted int
 	// Agents that attempted it, and that passed it.
 	Agents, AgentsPassed int
 	// PassRate is passes of graded attempts.
@@ -87,7 +90,8 @@ type Standing struct {
 
 // Summarize counts an evaluation's facts (oldest first) as of now.
 func Summarize(facts []Fact, now time.Time) *Evaluation {
-	s := &Evaluation{Attempts: len(facts)}
+	facts, asserted := Evidenced(facts)
+	s := &Evaluation{Attempts: len(facts), Asserted: asserted}
 	outcomes := map[evaluation.Outcome]int{}
 	type agent struct {
 		firstReg  time.Time

@@ -29,6 +29,8 @@ type Fact struct {
 	// RegisteredAt is when the attempt's registration was made,
 	// CompletedAt when it ended.
 	RegisteredAt, CompletedAt time.Time
+	// Provenance is where the result comes from ("" is graded).
+	Provenance evaluation.Provenance
 }
 
 // Mark identifies the facts of an evaluation as of now: it changes

@@ -1,0 +1,202 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
+)
+
+// ImportBatch writes a batch of another registry's records in one
+// transaction, a few statements a batch: the ledger rows of the batch
+// first (the records whose rows were already there are skipped; a
+// concurrent import writing the same rows waits for this one and then
+// skips them), then the agents, then registrations and results by COPY.
+func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ evaluation.ImportCounts, err error) {
+	defer wrap(&err, "ImportBatch(%s)", b.Source)
+	var n evaluation.ImportCounts
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return n, err
+	}
+	defer tx.Rollback(ctx)
+	ledger := func(kind string, ids, targets []string) (map[string]bool, error) {
+		rows, err := tx.Query(ctx, `INSERT INTO import_ledger (source, kind, source_id, target_id, imported_at)
+			SELECT $1, $2, u.s, u.t, $3 FROM unnest($4::text[], $5::text[]) AS u(s, t)
+			ON CONFLICT DO NOTHING RETURNING source_id`, b.Source, kind, b.At, ids, targets)
+		fresh, err := collect(rows, err, func(row pgx.Row) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		})
+		set := make(map[string]bool, len(fresh))
+		for _, id := range fresh {
+			set[id] = true
+		}
+		return set, err
+	}
+
+	ids, targets := make([]string, len(b.Agents)), make([]string, len(b.Agents))
+	for i, ia := range b.Agents {
+		ids[i], targets[i] = ia.SourceID, ia.Agent.ID
+	}
+	fresh, err := ledger("agent", ids, targets)
+	if err != nil {
+		return n, err
+	}
+	var todo []*evaluation.ImportedAgent
+	for i := range b.Agents {
+		if fresh[b.Agents[i].SourceID] {
+			todo = append(todo, &b.Agents[i])
+		} else {
+			n.Skipped++
+		}
+	}
+	taken, err := importAgents(ctx, tx, todo, false)
+	if err != nil {
+		return n, err
+	}
+	n.Agents += len(todo) - len(taken)
+	if len(taken) > 0 {
+		still, err := importAgents(ctx, tx, taken, true)
+		if err != nil {
+			return n, err
+		}
+		if len(still) > 0 {
+			ia := still[0]
+			return n, fmt.Errorf("agent %s: its name %q and its fallback %q are taken, or its key id is: %w", ia.SourceID, ia.Agent.Name, ia.FallbackName, registry.ErrConflict)
+		}
+		n.Agents += len(taken)
+		n.Renamed += len(taken)
+	}
+
+	ids, targets = make([]string, len(b.Results)), make([]string, len(b.Results))
+	for i, ir := range b.Results {
+		ids[i], targets[i] = ir.SourceID, ir.Result.ID
+	}
+	if fresh, err = ledger("result", ids, targets); err != nil {
+		return n, err
+	}
+	var results []*evaluation.ImportedResult
+	var agentIDs []string
+	for i := range b.Results {
+		if fresh[b.Results[i].SourceID] {
+			results = append(results, &b.Results[i])
+			agentIDs = append(agentIDs, b.Results[i].Result.AgentID)
+		} else {
+			n.Skipped++
+		}
+	}
+	if len(results) == 0 {
+		return n, tx.Commit(ctx)
+	}
+	// Points are credited once per agent and evaluation: to the first
+	// pass of the batch whose agent holds none yet.
+	rows, err := tx.Query(ctx, "SELECT DISTINCT agent_id, evaluation_id FROM results WHERE agent_id = ANY($1) AND points_earned > 0", agentIDs)
+	pairs, err := collect(rows, err, func(row pgx.Row) ([2]string, error) {
+		var p [2]string
+		return p, row.Scan(&p[0], &p[1])
+	})
+	if err != nil {
+		return n, err
+	}
+	credited := make(map[[2]string]bool, len(pairs))
+	for _, p := range pairs {
+		credited[p] = true
+	}
+	regRows := make([][]any, len(results))
+	resRows := make([][]any, len(results))
+	for i, ir := range results {
+		reg, r := &ir.Registration, &ir.Result
+		regRows[i] = []any{reg.ID, reg.AgentID, reg.EvaluationID, reg.VersionID, string(reg.Status), reg.RegisteredAt, nullTime(reg.StartedAt), reg.CompletedAt}
+		points := 0.0
+		if key := [2]string{r.AgentID, r.EvaluationID}; r.Passed && ir.Points > 0 && !credited[key] {
+			points, credited[key] = ir.Points, true
+			n.Credited++
+		}
+		details, err := json.Marshal(orEmpty(r.Details))
+		if err != nil {
+			return n, err
+		}
+		trace, err := json.Marshal(r.Trace)
+		if err != nil {
+			return n, err
+		}
+		resRows[i] = []any{r.ID, r.RegistrationID, r.AgentID, r.EvaluationID, r.VersionID, r.Version, r.ContentSHA256, r.Passed,
+			r.Score, r.MaxScore, points, string(details), string(trace), r.CompletedAt, nullTime(r.ExpiresAt), string(r.EndedAs()), string(r.Of())}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"registrations"},
+		[]string{"id", "agent_id", "evaluation_id", "version_id", "status", "registered_at", "started_at", "completed_at"},
+		pgx.CopyFromRows(regRows)); err != nil {
+		return n, err
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"results"},
+		[]string{"id", "registration_id", "agent_id", "evaluation_id", "version_id", "version", "content_sha256", "passed",
+			"score", "max_score", "points_earned", "details", "trace", "completed_at", "expires_at", "outcome", "provenance"},
+		pgx.CopyFromRows(resRows)); err != nil {
+		return n, err
+	}
+	n.Results += len(results)
+	return n, tx.Commit(ctx)
+}
+
+// importAgents inserts agents in one round trip, under their names or
+// their fallback names, and returns those a unique column (the name
+// ignoring case, or the key id) refused.
+func importAgents(ctx context.Context, tx pgx.Tx, agents []*evaluation.ImportedAgent, fallback bool) ([]*evaluation.ImportedAgent, error) {
+	if len(agents) == 0 {
+		return nil, nil
+	}
+	var batch pgx.Batch
+	for _, ia := range agents {
+		a, name := &ia.Agent, ia.Agent.Name
+		if fallback {
+			name = ia.FallbackName
+		}
+		var claimed any
+		if a.Owner != "" {
+			claimed = a.ClaimedAt
+		}
+		batch.Queue(`INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
+			verification_code, owner, claimed_at, identity_md, results_public, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
+			a.ID, name, strings.ToLower(name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
+			a.Owner, claimed, a.IdentityMD, a.ResultsPublic, a.CreatedAt)
+	}
+	br := tx.SendBatch(ctx, &batch)
+	var refused []*evaluation.ImportedAgent
+	for _, ia := range agents {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return nil, err
+		}
+		if tag.RowsAffected() == 0 {
+			refused = append(refused, ia)
+		}
+	}
+	return refused, br.Close()
+}
+
+// ImportVersions lists every SIP's version rows, oldest first.
+func (s *Store) ImportVersions(ctx context.Context) (_ []evaluation.VersionRef, err error) {
+	defer wrap(&err, "ImportVersions")
+	rows, err := s.pool.Query(ctx, `SELECT v.sip_id, v.id, v.version, v.content_sha256, s.handler, s.points, COALESCE(s.current_version_id = v.id, false)
+		FROM sip_versions v JOIN sips s ON s.id = v.sip_id ORDER BY v.sip_id, v.id`)
+	return collect(rows, err, func(row pgx.Row) (evaluation.VersionRef, error) {
+		var v evaluation.VersionRef
+		return v, row.Scan(&v.EvaluationID, &v.VersionID, &v.Version, &v.ContentSHA256, &v.Handler, &v.Points, &v.Current)
+	})
+}
+
+// ImportedCount counts the records of a kind the ledger holds for a source.
+func (s *Store) ImportedCount(ctx context.Context, source, kind string) (_ int, err error) {
+	defer wrap(&err, "ImportedCount")
+	var n int
+	err = s.pool.QueryRow(ctx, "SELECT count(*) FROM import_ledger WHERE source = $1 AND kind = $2", source, kind).Scan(&n)
+	return n, err
+}

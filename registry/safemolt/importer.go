@@ -1,0 +1,186 @@
+package safemolt
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sipregistry/sip/registry/evaluation"
+)
+
+// Importer imports a SafeMolt database into a sip store.
+type Importer struct {
+	Source Reader
+	// Target writes; nil for a plan (a dry run), which needs Versions.
+	Target evaluation.ImportStore
+	// Versions are sip's version rows (read from Target when nil).
+	Versions []evaluation.VersionRef
+	// BatchSize is how many source rows a batch reads and writes (500
+	// when 0).
+	BatchSize int
+	Now       func() time.Time
+	// Progress, when set, is told of every batch.
+	Progress func(Progress)
+	// MaxProblems bounds the problems a report lists (1000 when 0); all
+	// are counted by kind.
+	MaxProblems int
+}
+
+// Progress is where an import stands.
+type Progress struct {
+	Phase    string // "agents" or "results"
+	Read     int    // source rows read in this phase
+	Written  evaluation.ImportCounts
+	LastID   string // the last source id of the batch
+	PlanOnly bool
+}
+
+// Report is what an import did, or a plan would do.
+type Report struct {
+	Plan bool
+	// Tables counts the source's rows per table.
+	Tables map[string]int
+	// Agents and Results count source rows read; Mapped what maps to sip
+	// (a plan writes nothing; an import writes Mapped less what the
+	// ledger already held).
+	Agents, Results, Mapped int
+	Written                 evaluation.ImportCounts
+	// ByProvenance counts the mapped results by provenance.
+	ByProvenance map[evaluation.Provenance]int
+	// ProblemCounts counts problems by kind; Problems lists the first
+	// MaxProblems.
+	ProblemCounts map[string]int
+	Problems      []Problem
+	Elapsed       time.Duration
+}
+
+// Run imports (or, with plan, reports what an import would do). Agents
+// come first, then results, each in batches by source id; every batch is
+// one transaction, so an interrupted run leaves whole batches and a run
+// again writes the rest.
+func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
+	start := time.Now()
+	now := time.Now
+	if im.Now != nil {
+		now = im.Now
+	}
+	size := im.BatchSize
+	if size <= 0 {
+		size = 500
+	}
+	maxProblems := im.MaxProblems
+	if maxProblems <= 0 {
+		maxProblems = 1000
+	}
+	if !plan && im.Target == nil {
+		return nil, fmt.Errorf("safemolt: an import needs a target store")
+	}
+	refs := im.Versions
+	if refs == nil {
+		if im.Target == nil {
+			return nil, fmt.Errorf("safemolt: a plan needs sip's versions or a store")
+		}
+		var err error
+		if refs, err = im.Target.ImportVersions(ctx); err != nil {
+			return nil, err
+		}
+	}
+	versions := NewVersions(refs)
+	rep := &Report{Plan: plan, ByProvenance: map[evaluation.Provenance]int{}, ProblemCounts: map[string]int{}}
+	tables, err := im.Source.Tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Tables = tables
+	note := func(ps []Problem) {
+		for _, p := range ps {
+			rep.ProblemCounts[p.Kind]++
+			if len(rep.Problems) < maxProblems {
+				rep.Problems = append(rep.Problems, p)
+			}
+		}
+	}
+	write := func(phase string, b *evaluation.ImportBatch, read int, last string) error {
+		if !plan && (len(b.Agents) > 0 || len(b.Results) > 0) {
+			b.Source, b.At = SourceName, now().UTC()
+			n, err := im.Target.ImportBatch(ctx, b)
+			if err != nil {
+				return fmt.Errorf("safemolt: %s after %q: %w", phase, last, err)
+			}
+			rep.Written.Add(n)
+		}
+		if im.Progress != nil {
+			im.Progress(Progress{Phase: phase, Read: read, Written: rep.Written, LastID: last, PlanOnly: plan})
+		}
+		return nil
+	}
+
+	for after := ""; ; {
+		agents, err := im.Source.Agents(ctx, after, size)
+		if err != nil {
+			return rep, err
+		}
+		if len(agents) == 0 {
+			break
+		}
+		b := &evaluation.ImportBatch{}
+		for i := range agents {
+			ia, ps := MapAgent(&agents[i])
+			note(ps)
+			b.Agents = append(b.Agents, ia)
+			for _, vr := range VettingResults(&agents[i], versions, now()) {
+				rep.ByProvenance[vr.Result.Provenance]++
+				b.Results = append(b.Results, vr)
+			}
+		}
+		rep.Agents += len(agents)
+		rep.Mapped += len(b.Agents) + len(b.Results)
+		after = agents[len(agents)-1].ID
+		if err := write("agents", b, rep.Agents, after); err != nil {
+			return rep, err
+		}
+	}
+	for after := ""; ; {
+		results, err := im.Source.Results(ctx, after, size)
+		if err != nil {
+			return rep, err
+		}
+		if len(results) == 0 {
+			break
+		}
+		b := &evaluation.ImportBatch{}
+		at := now()
+		for i := range results {
+			ir, ok, ps := MapResult(&results[i], versions, at)
+			note(ps)
+			if ok {
+				rep.ByProvenance[ir.Result.Provenance]++
+				b.Results = append(b.Results, ir)
+			}
+		}
+		rep.Results += len(results)
+		rep.Mapped += len(b.Results)
+		after = results[len(results)-1].ID
+		if err := write("results", b, rep.Results, after); err != nil {
+			return rep, err
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// Kinds lists the problem kinds of a report, most frequent first.
+func (r *Report) Kinds() []string {
+	kinds := make([]string, 0, len(r.ProblemCounts))
+	for k := range r.ProblemCounts {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if r.ProblemCounts[kinds[i]] != r.ProblemCounts[kinds[j]] {
+			return r.ProblemCounts[kinds[i]] > r.ProblemCounts[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	return kinds
+}
