@@ -49,7 +49,7 @@ func appManifest(name, baseURL, redirect string) map[string]any {
 		"default_permissions": map[string]string{
 			"checks": "write", "contents": "read", "pull_requests": "write", "issues": "write", "metadata": "read", "members": "read",
 		},
-		"default_events": []string{"check_run", "check_suite", "pull_request", "pull_request_review", "push"},
+		"default_events": []string{"check_run", "check_suite", "issue_comment", "merge_group", "pull_request", "pull_request_review", "push"},
 	}
 }
 
