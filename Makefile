@@ -32,7 +32,7 @@ run: build
 # (under CI=true a skipped test fails the run). TestPostgresRestart stops the
 # PostgreSQL cluster, so .ci/run runs it on its own after this.
 test:
-	@bash -o pipefail -c "$(GO) test -race -count=1 -json -skip '^TestPostgresRestart$$' ./... 2>&1 | $(GO) run ./.ci/testsummary $(if $(filter true,$(CI)),-fail-on-skip)"
+	@bash -o pipefail -c "$(GO) test -race -count=1 -timeout 25m -json -skip '^TestPostgresRestart$$' ./... 2>&1 | $(GO) run ./.ci/testsummary $(if $(filter true,$(CI)),-fail-on-skip)"
 
 ## test-short: the tests without the race detector (faster)
 test-short:
