@@ -445,7 +445,7 @@ func answerKey(t *testing.T, file string) map[string]string {
 	for _, q := range doc.SIP.Config.Benchmark.Questions {
 		key[q.ID] = q.Answer
 		if q.Sealed != "" {
-			a, err := bundledKey(t).Open(q.ID, q.Sealed)
+			a, err := bundledKey(t).Open(registry.SealBinding(doc.SIP, q), q.Sealed)
 			if err != nil {
 				t.Fatalf("question %s: %v", q.ID, err)
 			}

@@ -99,7 +99,7 @@ var Rules = []Rule{
 		"An active benchmark that awards points keeps its answers sealed (`answer_sealed`), not in the clear.",
 		"Run `sip seal --recipient <the registry's age1… key> FILE`: it replaces each `answer` with `answer_sealed`."},
 	{"sealed-answer-invalid", SeverityError, ScopeFile,
-		"Each sealed answer opens with the registry's key, for its own question, to one of the question's choices (checked where the key is: the App's check run, `sip validate --sealing-key`).",
+		"Each sealed answer opens with the registry's key, for its own SIP and question as written (id, prompt, choices), to one of the question's choices (checked where the key is: the App's check run says only that the SIP's sealed answers must be sealed again; `sip validate --sealing-key` names each one and why).",
 		"Seal the answer again with `sip seal` to the key `GET /api/v1/sealing-key` names."},
 	{"file-location", SeverityError, ScopeRepository,
 		"A SIP lives directly in the SIP folder (`evaluations/SIP-<N>.md`); no Markdown file in a subfolder is read as a SIP.",
