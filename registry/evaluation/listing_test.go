@@ -146,6 +146,31 @@ var agentKinds = []agentKind{
 	}},
 	{"credential", func(t *testing.T, st store, _ *evaluation.Service, id string) { credentialOf(t, st, id, "good") }},
 	{"revoked-credential", func(t *testing.T, st store, _ *evaluation.Service, id string) { credentialOf(t, st, id, "revoked") }},
+	{"private-passed-poaw", func(t *testing.T, st store, svc *evaluation.Service, id string) {
+		private := false
+		if _, err := st.UpdateAgent(t.Context(), id, registry.AgentUpdate{ResultsPublic: &private}); err != nil {
+			t.Fatal(err)
+		}
+		finish(t, st, svc, id, "poaw", true, listingT0.Add(-time.Hour))
+	}},
+	{"over-the-limit", func(t *testing.T, st store, svc *evaluation.Service, id string) {
+		// Two attempts where one is allowed: a limit lowered after them.
+		finish(t, st, svc, id, "limited", false, listingT0.Add(-72*time.Hour))
+		e, err := st.Entry(t.Context(), "limited")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, _, err := st.Register(t.Context(), &evaluation.Registration{ID: registry.NewID("reg_"), AgentID: id, EvaluationID: e.ID,
+			VersionID: e.Current.ID, RegisteredAt: listingT0.Add(-50 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.RecordResult(t.Context(), &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: id,
+			EvaluationID: e.ID, VersionID: reg.VersionID, Version: reg.Version, Outcome: evaluation.OutcomeFailed,
+			CompletedAt: listingT0.Add(-48 * time.Hour)}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}},
 	{"attempts-used", func(t *testing.T, st store, svc *evaluation.Service, id string) {
 		finish(t, st, svc, id, "limited", false, listingT0.Add(-48*time.Hour))
 	}},
@@ -186,6 +211,8 @@ func TestListingAgreesWithRegister(t *testing.T) {
 		{"credential", "needs-cred"}:                           "",
 		{"revoked-credential", "needs-cred"}:                   "prerequisites_not_met",
 		{"attempts-used", "limited"}:                           "attempts_exhausted",
+		{"over-the-limit", "limited"}:                          "attempts_exhausted",
+		{"private-passed-poaw", "needs-poaw"}:                  "",
 		{"passed-limited", "limited"}:                          "attempts_exhausted",
 		{"failed-just-now", "cooldown"}:                        "retry_later",
 		{"failed-long-ago", "cooldown"}:                        "",
