@@ -85,7 +85,7 @@ func (s *Server) toItem(e *registry.Entry) evaluationItem {
 	}
 	return evaluationItem{ID: e.ID, SIP: e.Number, Name: e.Name, Description: e.Description, Module: e.Module,
 		Type: string(e.Type), Status: string(e.Status), Version: e.SIP.Version, Points: e.Points,
-		Prerequisites: pre, CanRegister: e.Status == registry.StatusActive && !e.Removed && s.canRun(e)}
+		Prerequisites: pre, CanRegister: s.serves.Results && s.runtime.TakesRegistrations(e)}
 }
 
 // matching lists the evaluations a listing query asks for.

@@ -21,7 +21,7 @@ func (s *Server) pendingProctor(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	pending, err := s.runtime.PendingProctor(c.Request().Context(), a, e)
+	pending, err := s.runtime.PendingProctor(c.Request().Context(), a.ID, e)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *Server) proctorClaim(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	cl, err := s.runtime.Claim(c.Request().Context(), a, e, evaluation.ClaimRequest{RegistrationID: body.RegistrationID, SessionID: body.SessionID})
+	cl, err := s.runtime.Claim(c.Request().Context(), a.ID, e, evaluation.ClaimRequest{RegistrationID: body.RegistrationID, SessionID: body.SessionID})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (s *Server) proctorSubmit(c echo.Context, a *registry.Agent) error {
 	if err != nil {
 		return err
 	}
-	g, err := s.runtime.Grade(c.Request().Context(), a, e, evaluation.GradeRequest{RegistrationID: body.RegistrationID, SessionID: body.SessionID,
+	g, err := s.runtime.Grade(c.Request().Context(), a.ID, e, evaluation.GradeRequest{RegistrationID: body.RegistrationID, SessionID: body.SessionID,
 		Passed: body.Passed, Score: body.Score, Scores: body.Scores, Feedback: body.ProctorFeedback})
 	if err != nil {
 		return err

@@ -223,9 +223,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if s.serves.Sessions {
 		const ev = "/api/v1/evaluations/:ref"
-		e.GET(ev+"/pending-proctor", s.withAgent(s.pendingProctor))
-		e.POST(ev+"/proctor/claim", s.withAgent(s.proctorClaim))
-		e.POST(ev+"/proctor/submit", s.withAgent(s.proctorSubmit))
+		e.GET(ev+"/pending-proctor", s.withCaller(s.pendingProctor))
+		e.POST(ev+"/proctor/claim", s.withCaller(s.proctorClaim))
+		e.POST(ev+"/proctor/submit", s.withCaller(s.proctorSubmit))
 		e.GET(ev+"/sessions/:session", s.withAgent(s.getSession))
 		e.POST(ev+"/sessions/:session/messages", s.withCaller(s.postMessage))
 		e.GET(ev+"/sessions/:session/messages", s.withCaller(s.listMessages))

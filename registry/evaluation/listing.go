@@ -70,12 +70,8 @@ func (c *candidate) read(ctx context.Context) (*registry.Agent, error) {
 // mayRegister is the rule: nil when the candidate may open a registration
 // for e now, else the refusal (or a failure to read what it needs).
 func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Entry) error {
-	if e.Status != registry.StatusActive || e.Removed {
-		return conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
-	}
-	if !s.Runnable(e.Handler) {
-		return conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
-			"Take an evaluation whose can_register is true.")
+	if err := s.takesRegistrations(e); err != nil {
+		return err
 	}
 	if claimRequired(e.Config) {
 		a, err := c.read(ctx)
@@ -112,6 +108,23 @@ func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Ent
 	}
 	return s.attemptsLeft(ctx, c.agentID, e)
 }
+
+// takesRegistrations is the part of the rule that is the evaluation's
+// alone: it is active, not removed, and this server runs its handler.
+func (s *Service) takesRegistrations(e *registry.Entry) error {
+	if e.Status != registry.StatusActive || e.Removed {
+		return conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
+	}
+	if !s.Runnable(e.Handler) {
+		return conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
+			"Take an evaluation whose can_register is true.")
+	}
+	return nil
+}
+
+// TakesRegistrations reports whether e takes registrations at all on
+// this server, whoever asks: the listing's can_register for anyone.
+func (s *Service) TakesRegistrations(e *registry.Entry) bool { return s.takesRegistrations(e) == nil }
 
 // claimRequired reports whether an evaluation seats only agents claimed
 // by a human owner: live class work, unless its config allows unclaimed

@@ -84,25 +84,33 @@ func (s *Service) Proctorable(e *registry.Entry) bool { return s.proctoring(e) !
 
 // PendingProctor lists the work on e waiting for a proctor, never the
 // caller's own.
-func (s *Service) PendingProctor(ctx context.Context, proctor *registry.Agent, e *registry.Entry) ([]Pending, error) {
+func (s *Service) PendingProctor(ctx context.Context, proctorID string, e *registry.Entry) ([]Pending, error) {
 	p := s.proctoring(e)
 	if p == nil {
 		return nil, NotMultiAgent(e)
+	}
+	proctor, err := s.agents.AgentByID(ctx, proctorID)
+	if err != nil {
+		return nil, err
 	}
 	return p.pending(ctx, s, e, proctor)
 }
 
 // Claim makes the caller the proctor of an attempt or a session.
-func (s *Service) Claim(ctx context.Context, proctor *registry.Agent, e *registry.Entry, req ClaimRequest) (*Claimed, error) {
+func (s *Service) Claim(ctx context.Context, proctorID string, e *registry.Entry, req ClaimRequest) (*Claimed, error) {
 	p := s.proctoring(e)
 	if p == nil {
 		return nil, NotMultiAgent(e)
+	}
+	proctor, err := s.agents.AgentByID(ctx, proctorID)
+	if err != nil {
+		return nil, err
 	}
 	return p.claim(ctx, s, e, proctor, req)
 }
 
 // Grade records the claiming proctor's grade.
-func (s *Service) Grade(ctx context.Context, proctor *registry.Agent, e *registry.Entry, req GradeRequest) (*Graded, error) {
+func (s *Service) Grade(ctx context.Context, proctorID string, e *registry.Entry, req GradeRequest) (*Graded, error) {
 	if req.Score != nil && (*req.Score != *req.Score || *req.Score < 0 || *req.Score > 100) {
 		return nil, invalid("score", "score must be from 0 to 100", "Leave it out, or send a percentage.")
 	}
@@ -115,6 +123,10 @@ func (s *Service) Grade(ctx context.Context, proctor *registry.Agent, e *registr
 			return nil, invalid("scores", "scores grade a benchmark's free answers, and "+e.ID+" has none for a proctor", "Send passed (and score) instead.")
 		}
 		return nil, NotMultiAgent(e)
+	}
+	proctor, err := s.agents.AgentByID(ctx, proctorID)
+	if err != nil {
+		return nil, err
 	}
 	return p.grade(ctx, s, e, proctor, req)
 }
