@@ -274,9 +274,26 @@ func TestCertificationWithTheJudge(t *testing.T) {
 				} `json:"scores"`
 			} `json:"details"`
 		}
-		w.Get("/api/v1/results/"+job.Result.ID, &detail)
+		a.call("GET", "/api/v1/results/"+job.Result.ID, "", &detail)
 		if len(detail.Details.Scores) == 0 {
 			t.Error("the result stores no per-prompt scores")
+		}
+		// The judge's scores, summary and output are the agent's alone.
+		var anon, other struct {
+			Result  map[string]any `json:"result"`
+			Details map[string]any `json:"details"`
+		}
+		w.Get("/api/v1/results/"+job.Result.ID, &anon)
+		b.call("GET", "/api/v1/results/"+job.Result.ID, "", &other)
+		for who, seen := range map[string]map[string]any{"anyone": anon.Details, "another agent": other.Details} {
+			for _, k := range []string{"judge_model", "judge_raw", "summary", "scores"} {
+				if _, ok := seen[k]; ok {
+					t.Errorf("%s reads the result's %s", who, k)
+				}
+			}
+		}
+		if anon.Result["passed"] != true {
+			t.Errorf("anyone reads the result itself: %v", anon.Result)
 		}
 		for _, sc := range detail.Details.Scores {
 			if sc.Score > 100 {
