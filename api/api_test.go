@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -137,10 +138,11 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 	if now == nil {
 		now = time.Now
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
-	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.Issuers{HTTP: client}, Registrations: st.Evaluations,
-		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: webfetch.Client{HTTP: client}}, Now: now,
-			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: webfetch.Client{HTTP: client}}, TTL: time.Minute, Now: now}}}
+	// The partner registries of the tests serve on loopback.
+	client := webfetch.Client{Allow: func(ip netip.Addr) bool { return ip.IsLoopback() }}
+	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client), Registrations: st.Evaluations,
+		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: client}, Now: now,
+			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: client}, TTL: time.Minute, Now: now}}}
 	// A nil store in an interface is not a nil interface.
 	if st.Jobs != nil {
 		ec.Jobs = st.Jobs

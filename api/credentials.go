@@ -132,7 +132,9 @@ func (s *Server) signedStatusList(ctx context.Context, n int64) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(fmt.Sprint(n, revoked)))
+	// A list is dated by its window, so the same bits sign anew in each.
+	now := s.now()
+	sum := sha256.Sum256([]byte(fmt.Sprint(n, revoked, now.Truncate(credential.StatusListWindow).Unix())))
 	key := string(sum[:])
 	s.listsMu.Lock()
 	raw, ok := s.lists[key]
@@ -143,7 +145,7 @@ func (s *Server) signedStatusList(ctx context.Context, n int64) ([]byte, error) 
 	for i := range revoked {
 		revoked[i] -= n * credential.ListSize
 	}
-	list, err := s.issuer.StatusList(s.statusListURL(n), revoked, s.now())
+	list, err := s.issuer.StatusList(s.statusListURL(n), revoked, now)
 	if err != nil {
 		return nil, err
 	}

@@ -243,7 +243,8 @@ func TestCredentialEndpointsRefuseBadInput(t *testing.T) {
 }
 
 // TestStatusListIsSignedOncePerState: the public status list is the same
-// bytes until a bit changes, then changes at once.
+// bytes within its window until a bit changes, then changes at once; in
+// the next window it is dated anew, valid for two windows.
 func TestStatusListIsSignedOncePerState(t *testing.T) {
 	const base = "https://registry.test"
 	s := backends["sqlite"](t)
@@ -256,11 +257,25 @@ func TestStatusListIsSignedOncePerState(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
+	// To the start of a window, then within it.
+	now := w.clock.Now()
+	w.clock.Advance(now.Truncate(credential.StatusListWindow).Add(credential.StatusListWindow).Sub(now))
 	first := read()
-	w.clock.Advance(time.Hour)
+	w.clock.Advance(credential.StatusListWindow - time.Second)
 	if again := read(); again != first {
 		t.Error("the list was signed again though no bit changed")
 	}
+	w.clock.Advance(time.Second)
+	next := read()
+	var list struct {
+		ValidFrom  time.Time `json:"validFrom"`
+		ValidUntil time.Time `json:"validUntil"`
+	}
+	if err := json.Unmarshal([]byte(next), &list); err != nil || next == first || !list.ValidFrom.Equal(w.clock.Now()) ||
+		!list.ValidUntil.Equal(w.clock.Now().Add(2*credential.StatusListWindow)) {
+		t.Errorf("the list in the next window: from %v until %v (%v); want from now, for two windows", list.ValidFrom, list.ValidUntil, err)
+	}
+	first = next
 	ada.call("POST", "/api/v1/results/"+pass.Result.ID+"/revoke", "", nil)
 	if after := read(); after == first {
 		t.Error("a revocation did not change the list")

@@ -149,7 +149,9 @@ func TestBenchmarkFailThenPassWithTheJudge(t *testing.T) {
 		w.work(t)
 		var job jobBody
 		a.call("GET", q.PollURL, "", &job)
-		if job.Job.Status != "completed" || job.Result == nil || job.Result.Passed || *job.Result.Score != 0 || *job.Result.MaxScore != 100 {
+		// SIP-5 awards points and seals its answers: a failed attempt shows
+		// only that it failed (reveal is pass_fail by default).
+		if job.Job.Status != "completed" || job.Result == nil || job.Result.Passed || job.Result.Score != nil || job.Result.MaxScore != nil {
 			t.Fatalf("failed attempt: %+v %+v", job.Job, job.Result)
 		}
 
@@ -274,9 +276,26 @@ func TestCertificationWithTheJudge(t *testing.T) {
 				} `json:"scores"`
 			} `json:"details"`
 		}
-		w.Get("/api/v1/results/"+job.Result.ID, &detail)
+		a.call("GET", "/api/v1/results/"+job.Result.ID, "", &detail)
 		if len(detail.Details.Scores) == 0 {
 			t.Error("the result stores no per-prompt scores")
+		}
+		// The judge's scores, summary and output are the agent's alone.
+		var anon, other struct {
+			Result  map[string]any `json:"result"`
+			Details map[string]any `json:"details"`
+		}
+		w.Get("/api/v1/results/"+job.Result.ID, &anon)
+		b.call("GET", "/api/v1/results/"+job.Result.ID, "", &other)
+		for who, seen := range map[string]map[string]any{"anyone": anon.Details, "another agent": other.Details} {
+			for _, k := range []string{"judge_model", "judge_raw", "summary", "scores"} {
+				if _, ok := seen[k]; ok {
+					t.Errorf("%s reads the result's %s", who, k)
+				}
+			}
+		}
+		if anon.Result["passed"] != true {
+			t.Errorf("anyone reads the result itself: %v", anon.Result)
 		}
 		for _, sc := range detail.Details.Scores {
 			if sc.Score > 100 {
@@ -446,7 +465,7 @@ func answerKey(t *testing.T, file string) map[string]string {
 	for _, q := range doc.SIP.Config.Benchmark.Questions {
 		key[q.ID] = q.Answer
 		if q.Sealed != "" {
-			a, err := bundledKey(t).Open(q.ID, q.Sealed)
+			a, err := bundledKey(t).Open(registry.SealBinding(doc.SIP, q), q.Sealed)
 			if err != nil {
 				t.Fatalf("question %s: %v", q.ID, err)
 			}

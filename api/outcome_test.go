@@ -207,6 +207,43 @@ func TestAttemptLimitsAndReveal(t *testing.T) {
 	})
 }
 
+// TestPointsRevealPassFailByDefault: a benchmark that awards points and
+// names no reveal shows of a failed attempt only that it failed: no score
+// in the result, its details, its reason or its execution record, to the
+// agent itself as to anyone.
+func TestPointsRevealPassFailByDefault(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		w.resync(t, "c-default-reveal", versioned(52, "default-reveal", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")))
+		a := w.agent("default-reveal-1")
+		const ev = "/api/v1/evaluations/default-reveal"
+		a.call("POST", ev+"/register", "", nil)
+		a.call("POST", ev+"/start", "", nil)
+		var r pinnedResult
+		if code := a.call("POST", ev+"/submit", `{"answers":{"q1":"B"}}`, &r); code != 201 || r.Result.Passed {
+			t.Fatalf("a wrong answer: %d %+v", code, r)
+		}
+		if r.Result.Score != nil {
+			t.Errorf("a failed attempt shows its score %v", *r.Result.Score)
+		}
+		for who, read := range map[string]func(string) string{
+			"itself": func(p string) string {
+				var raw json.RawMessage
+				a.call("GET", p, "", &raw)
+				return string(raw)
+			},
+			"anyone": func(p string) string { return readAll(t, w.Get(p, nil)) },
+		} {
+			for _, p := range []string{"/api/v1/results/" + r.Result.ID, "/api/v1/results/" + r.Result.ID + "/trace"} {
+				if body := read(p); strings.Contains(body, "of 10") || strings.Contains(body, `"score":0`) {
+					t.Errorf("%s reads the score at %s:\n%s", who, p, body)
+				}
+			}
+		}
+	})
+}
+
 // TestFixedPositionsPassNoMoreThanChance: choices are shuffled per
 // attempt, so always answering the first (or the last) choice passes a
 // four-question, four-choice benchmark about as often as guessing does

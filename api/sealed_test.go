@@ -24,7 +24,8 @@ func sealedQuiz(t *testing.T, key *seal.Key, n, sample int) registry.File {
 	}
 	cfg.WriteString("  questions:\n")
 	for i := range n {
-		s, err := seal.Seal(key.Recipient(), fmt.Sprintf("q%d", i), "right")
+		b := seal.Binding{SIP: 60 + n, ID: fmt.Sprintf("sealed-quiz-%d", n), Question: fmt.Sprintf("q%d", i), Prompt: "Pick.", Choices: []string{"w1", "right", "w2"}}
+		s, err := seal.Seal(key.Recipient(), b, "right")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +129,48 @@ func TestSealedToAnotherKey(t *testing.T) {
 				var pub map[string]any
 				if got := w.Get("/api/v1/sealing-key", &pub).StatusCode; (tt.key == nil) != (got == 404) {
 					t.Errorf("GET /api/v1/sealing-key: %d", got)
+				}
+			})
+		})
+	}
+}
+
+// TestSealedCopiedElsewhere: sealed answers copied into a practice SIP (the
+// same questions under another number and id) or under edited choices do
+// not open there, whatever they hold: the practice SIP cannot be started,
+// so its scores cannot give the original's answers away.
+func TestSealedCopiedElsewhere(t *testing.T) {
+	t.Parallel()
+	key, _ := seal.Generate()
+	original := sealedQuiz(t, key, 2, 0)
+	for _, tt := range []struct {
+		name string
+		edit func(string) string
+		want string
+	}{
+		{"practice SIP", func(s string) string {
+			return strings.NewReplacer("sip: 62\n", "sip: 70\n", "id: sealed-quiz-2\n", "id: practice-quiz\n").Replace(s)
+		}, "it was sealed for SIP-62"},
+		{"practice SIP of the same number", func(s string) string {
+			return strings.Replace(s, "id: sealed-quiz-2\n", "id: practice-quiz\n", 1)
+		}, "changed since it was sealed"},
+		{"one candidate and a decoy", func(s string) string {
+			return strings.ReplaceAll(strings.Replace(s, "id: sealed-quiz-2\n", "id: practice-quiz\n", 1), `["w1", "right", "w2"]`, `["right", "decoy"]`)
+		}, "changed since it was sealed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+				w := newWorldWith(t, s, func(c *api.Config) { c.SealingKey = key })
+				content := tt.edit(string(original.Content))
+				practice := registry.File{Path: registry.DefaultDir + "/" + registry.FileName(registry.Parse("p.md", []byte(content)).SIP.Number), Content: []byte(content)}
+				w.resync(t, "c-practice", practice)
+				a := w.agent("practising")
+				a.call("POST", "/api/v1/evaluations/practice-quiz/register", "", nil)
+				var e errorResponse
+				resp := w.Do("POST", "/api/v1/evaluations/practice-quiz/start", strings.NewReader(""), bearer(a.key), &e)
+				if resp.StatusCode != 503 || !strings.Contains(e.Error, tt.want) || strings.Contains(e.Error, "right\"") {
+					t.Errorf("start: %d %q; want 503 saying %q", resp.StatusCode, e.Error, tt.want)
 				}
 			})
 		})

@@ -334,8 +334,10 @@ type resultPage struct {
 	// AnswersPrivate says the attempt has answers the page does not show.
 	AnswersPrivate bool
 	Conversation   []conversationLine // a multi-agent session's messages
-	Feedback       string
-	Credential     *credentialPanel // a pass's credential, verified as the page is made
+	// FeedbackPrivate says the attempt was graded by a judge or a
+	// proctor, whose feedback only the agent sees.
+	FeedbackPrivate bool
+	Credential      *credentialPanel // a pass's credential, verified as the page is made
 }
 
 // credentialPanel is the result page's view of a pass's credential.
@@ -391,9 +393,6 @@ func (s *Server) resultDetail(c echo.Context) error {
 		return err
 	}
 	page := resultPage{pageBase: pageBase{Title: "Result " + r.ID, Version: s.version}, R: r, Agent: a, E: snap.byID[r.EvaluationID]}
-	if f, ok := r.Details["proctor_feedback"].(string); ok {
-		page.Feedback = f
-	}
 	if page.E != nil {
 		page.Title = fmt.Sprintf("%s · SIP-%d %s", a.Name, page.E.Number, page.E.Name)
 	}
@@ -418,6 +417,7 @@ func (s *Server) resultDetail(c echo.Context) error {
 		}
 		page.AnswersPrivate = job != nil && len(job.Submission) > 0
 	}
+	page.FeedbackPrivate = page.AnswersPrivate || page.Conversation != nil
 	if page.Credential, err = s.credentialPanel(c, r, a); err != nil {
 		return err
 	}

@@ -226,13 +226,16 @@ const (
 	SeePoints     Aspect = "points"     // its points (they decode into what it passed)
 	SeeTranscript Aspect = "transcript" // its messages in a session's transcript
 	SeeName       Aspect = "name"       // its name beside a result, in a leaderboard, a search or a session
-	SeeFeedback   Aspect = "feedback"   // a proctor's or judge's feedback on its attempts
+	SeeFeedback   Aspect = "feedback"   // a proctor's or judge's feedback on its attempts: the agent's alone
 )
 
 // CanSee is the visibility rule, the one place it is decided: an agent
 // sees everything of itself; anyone else (viewerID "" for an anonymous
-// viewer) sees an agent's results, points, transcripts, name and
-// feedback only while it keeps its results public. Every page, endpoint,
+// viewer) sees an agent's results, points, transcripts and name only
+// while it keeps its results public, and never the feedback on its
+// attempts (a judge's scores per item, its summary and output, a
+// proctor's feedback): that is for the agent alone, whatever it makes
+// public (maintainers read it from the store, `sip results`). Every page, endpoint,
 // statistic, search hit, leaderboard and transcript asks it; the stores
 // apply the same rule in SQL where they filter lists (results_public, or
 // the viewer's own rows), and the conformance suite holds them to it.
@@ -241,7 +244,7 @@ func CanSee(viewerID string, subject *Agent, what Aspect) bool {
 		return true
 	}
 	switch what {
-	case SeeResults, SeePoints, SeeTranscript, SeeName, SeeFeedback:
+	case SeeResults, SeePoints, SeeTranscript, SeeName:
 		return subject.ResultsPublic
 	}
 	return false

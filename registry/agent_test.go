@@ -7,8 +7,8 @@ import (
 )
 
 // TestCanSee: an agent sees everything of itself; anyone else sees an
-// agent's results, points, transcripts, name and feedback only while it
-// keeps its results public.
+// agent's results, points, transcripts and name only while it keeps its
+// results public, and its feedback never.
 func TestCanSee(t *testing.T) {
 	t.Parallel()
 	public := &registry.Agent{ID: "agt_public", ResultsPublic: true}
@@ -29,8 +29,9 @@ func TestCanSee(t *testing.T) {
 	} {
 		for _, what := range aspects {
 			t.Run(tt.name+"/"+string(what), func(t *testing.T) {
-				if got := registry.CanSee(tt.viewer, tt.subject, what); got != tt.want {
-					t.Errorf("CanSee(%q, %s, %s) = %v, want %v", tt.viewer, tt.subject.ID, what, got, tt.want)
+				want := tt.want && (what != registry.SeeFeedback || tt.viewer == tt.subject.ID)
+				if got := registry.CanSee(tt.viewer, tt.subject, what); got != want {
+					t.Errorf("CanSee(%q, %s, %s) = %v, want %v", tt.viewer, tt.subject.ID, what, got, want)
 				}
 			})
 		}

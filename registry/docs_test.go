@@ -70,9 +70,10 @@ problem shown, and the fix clears every error.
 	b.WriteString("\nAny evaluation may also set `config.valid_days` (integer > 0): a pass older than that has expired; " +
 		"`config.max_attempts` (1 to 1000): the attempts an agent may make (one that ended `not_graded` or `infrastructure_failure` " +
 		"does not count); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
-		"and `config.reveal` (`score`, the default; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
-		"`pass_fail` it keeps no score and no per-item grades; with `none` not even why. Each closes an answer oracle: an agent that " +
-		"may retry for ever and sees its score learns the answer key.\n\n" +
+		"and `config.reveal` (`score`; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
+		"`pass_fail` it keeps no score, no per-item grades and no reason written from them; with `none` not even why. The default is " +
+		"`pass_fail` for an evaluation that awards points or has sealed answers, `score` for any other. Each closes an answer oracle: " +
+		"an agent that may retry for ever and sees its score learns the answer key.\n\n" +
 		"A proctored session lasts `duration_minutes` (1 to 10080, default 60) from the proctor's claim; a live session lasts its " +
 		"`duration_minutes` from the moment it reaches `min_participants`. A session nobody grades within an hour of its end ends " +
 		"with a `not_graded` result for each participant. A live session takes one grade that every participant shares, so " +

@@ -285,6 +285,7 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 					d.ps.errorf("config-invalid", d.span(v), "Use score, pass_fail or none.", "config.reveal must be score, pass_fail or none, not %q", r)
 				} else {
 					s.Config.Reveal = r
+					d.mark("config.reveal", v)
 				}
 			}
 		}
@@ -300,6 +301,7 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 		spec.decode(d, cfg, cfgNode, &s.Config, doc.Span("config"))
 	}
 	d.publicAnswers(s, doc)
+	d.revealOracle(s, doc)
 }
 
 // publicAnswers warns of answers in the clear in an active benchmark that

@@ -90,9 +90,9 @@ type Config struct {
 	// RetryAfterHours is how long after an attempt that did not pass the
 	// agent may register again.
 	RetryAfterHours int `json:"retry_after_hours,omitempty"`
-	// Reveal is what an attempt that did not pass shows: score (the
-	// default), pass_fail (no score, no per-item grades) or none (not even
-	// why).
+	// Reveal is what an attempt that did not pass shows: score, pass_fail
+	// (no score, no per-item grades, no reason that holds them) or none
+	// (not even why). Empty means the default (SIP.EffectiveReveal).
 	Reveal string `json:"reveal,omitempty"`
 
 	PoAW          *PoAWConfig          `json:"poaw,omitempty"`
@@ -103,6 +103,32 @@ type Config struct {
 	// Proctoring says who may proctor or grade attempts (proctored, live
 	// class work, and benchmarks whose free answers a proctor grades).
 	Proctoring *ProctoringConfig `json:"proctoring,omitempty"`
+}
+
+// EffectiveReveal is what an attempt at s that did not pass reveals: its
+// config.reveal, or, when it names none, pass_fail for an evaluation
+// that awards points or has sealed answers (its score, attempt after
+// attempt, is an oracle of its answer key) and score for any other.
+func (s *SIP) EffectiveReveal() string {
+	if s.Config.Reveal != "" {
+		return s.Config.Reveal
+	}
+	if s.Points > 0 || s.hasSealedAnswers() {
+		return RevealPassFail
+	}
+	return RevealScore
+}
+
+func (s *SIP) hasSealedAnswers() bool {
+	if s.Config.Benchmark == nil {
+		return false
+	}
+	for _, q := range s.Config.Benchmark.Questions {
+		if q.Sealed != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // What an attempt that did not pass reveals (config.reveal).

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 // Options selects the rules beyond a plain repository check.
@@ -23,10 +25,16 @@ type Options struct {
 	// (file-location). Validating loose files leaves it empty.
 	Dir string
 	// Key, when set, is the registry's sealing key: every sealed answer
-	// must open with it, for its own question, to one of the choices
-	// (sealed-answer-invalid). Without it sealed answers are checked for
-	// their shape only.
+	// must open with it, for its own SIP and question as written, to one
+	// of the choices (sealed-answer-invalid). Without it sealed answers
+	// are checked for their shape only.
 	Key Opener
+	// ShowSealed says the reader may learn about individual sealed
+	// answers (whoever holds the key, e.g. `sip validate --sealing-key`):
+	// each failing answer gets its own problem and reason. Otherwise (the
+	// pull-request check) a SIP whose sealed answers fail gets one problem
+	// that is the same whichever answer fails and why (SealedUniform).
+	ShowSealed bool
 	// Users, when set, says which GitHub logins exist (lower case →
 	// exists): an @handle in an author field that it maps to false is an
 	// error (author-unknown). The App looks up the handles of the SIPs a
@@ -45,9 +53,10 @@ type Options struct {
 	Severity map[string]string
 }
 
-// Opener opens sealed answers (package seal's Key is one).
+// Opener opens sealed answers for what they were sealed for (package
+// seal's Key is one).
 type Opener interface {
-	Open(question, sealed string) (string, error)
+	Open(b seal.Binding, sealed string) (string, error)
 }
 
 // Snapshot is a set of parsed SIP documents at one revision.
@@ -86,7 +95,7 @@ func Validate(docs []*Document, opts Options) []Problem {
 	}
 	if opts.Key != nil {
 		for _, d := range docs {
-			out = append(out, sealedProblems(d, opts.Key)...)
+			out = append(out, sealedProblems(d, opts.Key, opts.ShowSealed)...)
 		}
 	}
 	out = append(out, repositoryProblems(docs)...)
@@ -265,9 +274,10 @@ func (d *Document) prereqSpan(i int) Span {
 }
 
 // sealedProblems checks that each sealed answer of d opens with the key,
-// for its own question, to one of its choices. Messages never hold what
-// an answer opened to.
-func sealedProblems(d *Document, key Opener) []Problem {
+// for its own SIP and question as written, to one of its choices.
+// Messages never hold what an answer opened to; unless show, they do not
+// say which answer failed or why either (SealedUniform).
+func sealedProblems(d *Document, key Opener, show bool) []Problem {
 	if d.SIP == nil || d.SIP.Config.Benchmark == nil {
 		return nil
 	}
@@ -276,7 +286,7 @@ func sealedProblems(d *Document, key Opener) []Problem {
 		if q.Sealed == "" {
 			continue
 		}
-		answer, err := key.Open(q.ID, q.Sealed)
+		answer, err := key.Open(SealBinding(d.SIP, q), q.Sealed)
 		switch {
 		case err != nil:
 			out = append(out, problemAt(d, d.AnswerSpan(q.ID), SeverityError, "sealed-answer-invalid",
@@ -287,6 +297,11 @@ func sealedProblems(d *Document, key Opener) []Problem {
 				"Seal the exact text of the correct choice (`sip seal` copies it from answer).",
 				"the sealed answer of question %q is not one of its choices", q.ID))
 		}
+	}
+	if len(out) > 0 && !show {
+		return []Problem{problemAt(d, d.Span("config"), SeverityError, "sealed-answer-invalid",
+			"Seal each answer with `sip seal` for this SIP's questions as they are written now (GET /api/v1/sealing-key names the key); maintainers holding the key see details with `sip validate --sealing-key`.",
+			SealedUniform)}
 	}
 	return out
 }

@@ -46,8 +46,8 @@ func callAPI(t *testing.T, method, url, key string, body any, out any) int {
 // A's Proof of Agentic Work credential. An agent that passed PoAW on A
 // presents its credential to B with A's attestation that it is the
 // credential's subject, and may then register on B; a tampered
-// credential, another agent presenting it, and an untrusted issuer are
-// refused.
+// credential, another agent presenting it, a second agent of the same
+// subject, and an untrusted issuer are refused.
 func TestSecondRegistryAcceptsTheFirstsCredential(t *testing.T) {
 	t.Parallel()
 	a := MustRunMain(t, &Main{})
@@ -161,5 +161,14 @@ Any non-empty file passes.
 	var refusal map[string]any
 	if code := callAPI(t, "POST", b.URL+"/api/v1/evaluations/after-poaw-elsewhere/register", keyB, nil, &refusal); code != 201 {
 		t.Errorf("registering with the credential: %d, want 201: %v", code, refusal)
+	}
+	// Ada's agent on A is one agent on B: a second agent of hers on B,
+	// with an attestation A signs for it, does not get the credential too.
+	puppet := register("ada-2")
+	if code, out := present(puppet, cred, attest(keyA, b.URL+"/agents/ada-2")); code != 409 {
+		t.Errorf("a second agent presents the same subject's credential: %d %v, want 409", code, out)
+	}
+	if code := callAPI(t, "POST", b.URL+"/api/v1/evaluations/after-poaw-elsewhere/register", puppet, nil, nil); code != 403 {
+		t.Errorf("the second agent registers: %d, want 403", code)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sipregistry/sip/registry"
@@ -20,8 +21,14 @@ private key (SIP_SEALING_KEY_FILE), opens them to grade.
       replaces each plain answer: in the files' benchmark questions with
       answer_sealed:, in place, and checks the result still parses. The
       registry's key is at GET /api/v1/sealing-key.
-  sip seal --recipient age1… --question ID --answer TEXT
-      prints one sealed answer, to paste by hand.
+  sip seal --recipient age1… --question ID --answer TEXT FILE
+      prints one sealed answer for question ID of the SIP in FILE, to
+      paste by hand.
+
+Each answer is sealed for its SIP (number and id) and its question as
+written (id, prompt, choices): it opens for nothing else, so change the
+SIP's number or id, or a sealed question's prompt or choices, and seal
+that answer again.
   sip seal --new-key FILE
       writes a new sealing key for a registry (mode 0600) and prints its
       public key. Keep the file secret; after a rotation keep the old
@@ -32,7 +39,7 @@ sealed, 64 usage, 65 a file cannot be sealed, 66 a file does not exist,
 78 the key or recipient is not valid.`
 
 func runSeal(_ context.Context, e env, args []string) int {
-	fs := newFlagSet("seal", "--recipient age1… FILE... | --recipient age1… --question ID --answer TEXT | --new-key FILE", sealAbout)
+	fs := newFlagSet("seal", "--recipient age1… FILE... | --recipient age1… --question ID --answer TEXT FILE | --new-key FILE", sealAbout)
 	recipient := fs.String("recipient", e.getenv("SIP_SEALING_RECIPIENT"), "the registry's public sealing key (age1…)")
 	question := fs.String("question", "", "with --answer: the id of the question the answer belongs to")
 	answer := fs.String("answer", "", "with --question: the answer to seal")
@@ -52,17 +59,11 @@ func runSeal(_ context.Context, e env, args []string) int {
 		fmt.Fprintln(e.stderr, "sip seal: --recipient is required: the registry's public key, from GET /api/v1/sealing-key")
 		return exitUsage
 	case *question != "" || *answer != "":
-		if *question == "" || len(files) > 0 {
-			fmt.Fprintln(e.stderr, "sip seal: --answer needs --question, and no files")
+		if *question == "" || len(files) != 1 {
+			fmt.Fprintln(e.stderr, "sip seal: --answer needs --question and the one SIP file the question is in")
 			return exitUsage
 		}
-		s, err := seal.Seal(*recipient, *question, *answer)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "sip seal: %v\n", err)
-			return exitConfig
-		}
-		fmt.Fprint(e.stdout, "answer_sealed: |\n"+indent(s, "  "))
-		return exitOK
+		return sealOne(e, *recipient, files[0], *question, *answer)
 	case len(files) == 0:
 		fmt.Fprintln(e.stderr, "sip seal: name the SIP files to seal, e.g. sip seal --recipient age1… evaluations/SIP-5.md")
 		return exitUsage
@@ -103,6 +104,38 @@ func writeNewKey(e env, path string) int {
 	fmt.Fprintf(e.stdout, "%s\n", k.Recipient())
 	fmt.Fprintf(e.stderr, "sip seal: wrote a new sealing key to %s; serve with SIP_SEALING_KEY_FILE=%s and seal answers to the public key above\n", path, path)
 	return exitOK
+}
+
+// sealOne prints the sealed answer of one question of the SIP in path.
+func sealOne(e env, recipient, path, question, answer string) int {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sip seal: %v\n", err)
+		return exitNoInput
+	}
+	doc := registry.Parse(path, content)
+	if doc.SIP == nil || doc.SIP.Config.Benchmark == nil {
+		fmt.Fprintf(e.stderr, "sip seal: %s: not a benchmark SIP that parses (run sip validate)\n", path)
+		return exitData
+	}
+	for _, q := range doc.SIP.Config.Benchmark.Questions {
+		if q.ID != question {
+			continue
+		}
+		if q.MultipleChoice() && !slices.Contains(q.Choices, answer) {
+			fmt.Fprintf(e.stderr, "sip seal: %s: question %q: the answer is not one of its choices\n", path, question)
+			return exitData
+		}
+		s, err := seal.Seal(recipient, registry.SealBinding(doc.SIP, q), answer)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "sip seal: %v\n", err)
+			return exitConfig
+		}
+		fmt.Fprint(e.stdout, "answer_sealed: |\n"+indent(s, "  "))
+		return exitOK
+	}
+	fmt.Fprintf(e.stderr, "sip seal: %s: no question %q\n", path, question)
+	return exitData
 }
 
 // answerLine is a block-mapping line holding a question's answer key.
@@ -150,7 +183,7 @@ func sealFile(e env, recipient, path string) int {
 				end++
 			}
 		}
-		sealed, err := seal.Seal(recipient, q.ID, q.Answer)
+		sealed, err := seal.Seal(recipient, registry.SealBinding(doc.SIP, q), q.Answer)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "sip seal: %v\n", err)
 			return exitConfig

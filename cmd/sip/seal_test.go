@@ -98,7 +98,7 @@ func TestSealFile(t *testing.T) {
 	doc := registry.Parse(sip, sealed)
 	want := map[string]string{"backups": "Before any change that could lose data", "first-key": "Yes", "explain": "Because a change can lose data that nothing else holds."}
 	for _, q := range doc.SIP.Config.Benchmark.Questions {
-		got, err := key.Open(q.ID, q.Sealed)
+		got, err := key.Open(registry.SealBinding(doc.SIP, q), q.Sealed)
 		if err != nil || got != want[q.ID] {
 			t.Errorf("question %s opens to %q, %v; want %q", q.ID, got, err, want[q.ID])
 		}
@@ -155,7 +155,24 @@ func TestSealRefuses(t *testing.T) {
 func TestSealOneAnswer(t *testing.T) {
 	t.Parallel()
 	k, _ := seal.Generate()
-	code, out, _ := runSip(t, "seal", "--recipient", k.Recipient(), "--question", "q1", "--answer", "Yes")
+	path := filepath.Join(t.TempDir(), "SIP-9.md")
+	if err := os.WriteFile(path, []byte(plainQuiz), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := registry.Parse(path, []byte(plainQuiz))
+	var first registry.Question
+	for _, q := range doc.SIP.Config.Benchmark.Questions {
+		if q.ID == "first-key" {
+			first = q
+		}
+	}
+	if code, _, stderr := runSip(t, "seal", "--recipient", k.Recipient(), "--question", "first-key", "--answer", "Yes"); code != exitUsage {
+		t.Errorf("seal --question without the SIP file: %d %q; want usage", code, stderr)
+	}
+	if code, _, stderr := runSip(t, "seal", "--recipient", k.Recipient(), "--question", "first-key", "--answer", "Maybe", path); code != exitData || !strings.Contains(stderr, "not one of its choices") {
+		t.Errorf("seal --answer that is no choice: %d %q", code, stderr)
+	}
+	code, out, _ := runSip(t, "seal", "--recipient", k.Recipient(), "--question", "first-key", "--answer", "Yes", path)
 	if code != exitOK || !strings.HasPrefix(out, "answer_sealed: |\n  "+seal.Header) {
 		t.Fatalf("seal --question: %d %q", code, out)
 	}
@@ -164,7 +181,7 @@ func TestSealOneAnswer(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(body), "\n") {
 		lines = append(lines, strings.TrimSpace(l))
 	}
-	if got, err := k.Open("q1", strings.Join(lines, "\n")); err != nil || got != "Yes" {
+	if got, err := k.Open(registry.SealBinding(doc.SIP, first), strings.Join(lines, "\n")); err != nil || got != "Yes" {
 		t.Errorf("opens to %q, %v", got, err)
 	}
 }

@@ -304,8 +304,8 @@ func (m *Main) Run(ctx context.Context) error {
 	// (the HTTP API, the judge worker, the sweeper).
 	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
 		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
-		Issuers: webfetch.Issuers{HTTP: &http.Client{Timeout: 10 * time.Second}},
-		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(&http.Client{Timeout: 10 * time.Second}, time.Now)}
+		Issuers: webfetch.NewIssuers(webfetch.Client{}),
+		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(webfetch.Client{}, time.Now)}
 	if key != nil { // a nil *seal.Key is not a nil Opener
 		ec.Key = key
 	}
@@ -434,8 +434,7 @@ func (m *Main) issuer(ctx context.Context, st store, log *slog.Logger) (*credent
 // webCredentialChecker rechecks recorded external credentials when they
 // meet a prerequisite: keys of trusted issuers fetched from their did:web
 // documents, status lists fetched and cached for a minute.
-func webCredentialChecker(client *http.Client, now func() time.Time) *credential.Checker {
-	web := webfetch.Client{HTTP: client}
+func webCredentialChecker(web webfetch.Client, now func() time.Time) *credential.Checker {
 	return &credential.Checker{Keys: &credential.WebResolver{Fetch: web}, Now: now,
 		Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: web}, TTL: time.Minute, Now: now}}
 }

@@ -34,8 +34,11 @@ counts the rest in one line per rule (--verbose shows all); --quiet shows
 errors only. JSON and SARIF always hold every problem.
 
 With --sealing-key FILE (or SIP_SEALING_KEY_FILE) each sealed benchmark
-answer must also open with the registry's key to one of its choices, as
-the App's check run requires; nothing opened is printed.
+answer must also open with the registry's key, for its own SIP and
+question as written, to one of its choices, as the App's check run
+requires. Whoever holds the key is told which answer fails and why; the
+App's check, which anyone opening a pull request reads, says only that
+the SIP's sealed answers must be sealed again. Nothing opened is printed.
 
 Exit status: 0 valid (warnings allowed), 65 errors found, 66 a PATH does
 not exist or holds no SIP, 64 usage error, 78 --base or --sealing-key cannot be read,
@@ -108,7 +111,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		if err != nil {
 			return fail(exitConfig, "Name the registry's age identity file (sip seal --new-key FILE makes one), or leave it out.", "--sealing-key: %v", err)
 		}
-		opts.Key = k
+		opts.Key, opts.ShowSealed = k, true
 	}
 	problems := set.reported(registry.Validate(registry.ParseFiles(files), opts))
 	sources := make(map[string][]byte, len(files))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
@@ -42,7 +41,7 @@ func runVerify(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "sip verify: %v\n", err)
 		return exitNoInput
 	}
-	web := webfetch.Client{HTTP: &http.Client{Timeout: 10 * time.Second}}
+	web := webfetch.Client{}
 	r := credential.Verify(raw, &credential.WebResolver{Fetch: web}, &credential.WebStatus{Fetch: web}, time.Now())
 	if *format == "json" {
 		b, _ := json.MarshalIndent(r, "", "  ")

@@ -2888,7 +2888,7 @@ type ClientInterface interface {
 
 	// PresentCredentialWithBody Present another registry's credential
 	//
-	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2897,7 +2897,7 @@ type ClientInterface interface {
 
 	// PresentCredential Present another registry's credential
 	//
-	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3295,7 +3295,10 @@ type ClientInterface interface {
 	//
 	// One result: its outcome, score, the SIP version it was graded under,
 	// and its execution record. Results of agents that keep them private are
-	// found only by that agent.
+	// found only by that agent. The feedback in `details` (`judge_model`,
+	// `judge_raw`, `summary`, `scores`, `proctor_feedback`) is there only
+	// when the agent itself asks: anyone else, anonymous or another
+	// agent, gets the result without it.
 	//
 	// Corresponds with GET /api/v1/results/{id} (the `GetResult` operationId).
 	GetResult(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3335,7 +3338,7 @@ type ClientInterface interface {
 
 	// GetSealingKey Get the sealing key
 	//
-	// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
+	// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. Each answer is sealed for its SIP and its question as written (id, prompt, choices) and opens for nothing else. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
 	//
 	// Corresponds with GET /api/v1/sealing-key (the `GetSealingKey` operationId).
 	GetSealingKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3563,7 +3566,7 @@ func (c *Client) Attest(ctx context.Context, body AttestJSONRequestBody, reqEdit
 
 // PresentCredentialWithBody Present another registry's credential
 //
-// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3582,7 +3585,7 @@ func (c *Client) PresentCredentialWithBody(ctx context.Context, contentType stri
 
 // PresentCredential Present another registry's credential
 //
-// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4386,7 +4389,10 @@ func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // One result: its outcome, score, the SIP version it was graded under,
 // and its execution record. Results of agents that keep them private are
-// found only by that agent.
+// found only by that agent. The feedback in `details` (`judge_model`,
+// `judge_raw`, `summary`, `scores`, `proctor_feedback`) is there only
+// when the agent itself asks: anyone else, anonymous or another
+// agent, gets the result without it.
 //
 // Corresponds with GET /api/v1/results/{id} (the `GetResult` operationId).
 func (c *Client) GetResult(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4476,7 +4482,7 @@ func (c *Client) GetTrace(ctx context.Context, id string, reqEditors ...RequestE
 
 // GetSealingKey Get the sealing key
 //
-// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
+// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. Each answer is sealed for its SIP and its question as written (id, prompt, choices) and opens for nothing else. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
 //
 // Corresponds with GET /api/v1/sealing-key (the `GetSealingKey` operationId).
 func (c *Client) GetSealingKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6717,7 +6723,7 @@ type ClientWithResponsesInterface interface {
 
 	// PresentCredentialWithBodyWithResponse Present another registry's credential
 	//
-	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6726,7 +6732,7 @@ type ClientWithResponsesInterface interface {
 
 	// PresentCredentialWithResponse Present another registry's credential
 	//
-	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+	// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7160,7 +7166,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// One result: its outcome, score, the SIP version it was graded under,
 	// and its execution record. Results of agents that keep them private are
-	// found only by that agent.
+	// found only by that agent. The feedback in `details` (`judge_model`,
+	// `judge_raw`, `summary`, `scores`, `proctor_feedback`) is there only
+	// when the agent itself asks: anyone else, anonymous or another
+	// agent, gets the result without it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7206,7 +7215,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetSealingKeyWithResponse Get the sealing key
 	//
-	// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
+	// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. Each answer is sealed for its SIP and its question as written (id, prompt, choices) and opens for nothing else. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7738,6 +7747,8 @@ type PresentCredentialResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *map[string]interface{}
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7774,6 +7785,11 @@ func (r PresentCredentialResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PresentCredentialResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PresentCredentialResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -11226,7 +11242,7 @@ func (c *ClientWithResponses) AttestWithResponse(ctx context.Context, body Attes
 
 // PresentCredentialWithBodyWithResponse Present another registry's credential
 //
-// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11241,7 +11257,7 @@ func (c *ClientWithResponses) PresentCredentialWithBodyWithResponse(ctx context.
 
 // PresentCredentialWithResponse Present another registry's credential
 //
-// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
+// Present another registry's credential, to meet credential prerequisites here. The credential must come from an issuer that an evaluation here names in a credential prerequisite (`prerequisites: [{credential: {issuer, achievement}}]`), verify (signature by the issuer's did:web key, validity, not revoked in the issuer's status list, which must be reachable), name an achievement such a prerequisite accepts, and come with the issuer's attestation that you are its subject, presenting it as your agent here. The subject of another registry's credentials is one agent here: the first agent to present one of its credentials holds it, and any other agent presenting a credential of that subject is refused (409). Once recorded it meets those prerequisites while it stays valid; its status is checked again (cached for a minute) each time it does.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11920,7 +11936,10 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 //
 // One result: its outcome, score, the SIP version it was graded under,
 // and its execution record. Results of agents that keep them private are
-// found only by that agent.
+// found only by that agent. The feedback in `details` (`judge_model`,
+// `judge_raw`, `summary`, `scores`, `proctor_feedback`) is there only
+// when the agent itself asks: anyone else, anonymous or another
+// agent, gets the result without it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11996,7 +12015,7 @@ func (c *ClientWithResponses) GetTraceWithResponse(ctx context.Context, id strin
 
 // GetSealingKeyWithResponse Get the sealing key
 //
-// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
+// The registry's public sealing key, which benchmark answers are sealed to. A benchmark question may carry `answer_sealed`, its answer encrypted (age, X25519, ASCII armor) to this key, so that the public SIP file does not give it away; only the registry opens it, to grade. Each answer is sealed for its SIP and its question as written (id, prompt, choices) and opens for nothing else. `sip seal --recipient <recipient> FILE` seals a SIP's answers. `development` is true when the key is sip's bundled development key, whose private half is public: nothing sealed to it is secret.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12472,6 +12491,13 @@ func ParsePresentCredentialResponse(rsp *http.Response) (*PresentCredentialRespo
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest map[string]interface{}

@@ -13,6 +13,8 @@ type CachedStatus struct {
 	Source StatusSource
 	TTL    time.Duration
 	Now    func() time.Time
+	// ListMemory refuses a list older than one it served before.
+	ListMemory
 
 	mu    sync.Mutex
 	lists map[string]cachedList

@@ -3,12 +3,15 @@
 // Integrity proofs of the eddsa-rdfc-2022 cryptosuite: the credential is
 // canonicalised as RDF (RDFC-1.0, by json-gold) and signed with Ed25519.
 // The JSON-LD contexts it knows are embedded: nothing is fetched at run
-// time, and a document that names any other context is refused.
+// time, and a document that names any other context is refused. So is a
+// document with a property no context defines: JSON-LD expansion would
+// drop it, and the signature would not cover it.
 package credential
 
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -17,12 +20,15 @@ import (
 
 // Context URLs the credentials use.
 const (
-	ContextVC         = "https://www.w3.org/ns/credentials/v2"
-	ContextOB         = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
-	ContextDI         = "https://w3id.org/security/data-integrity/v2"
-	ContextMultikey   = "https://w3id.org/security/multikey/v1"
-	ContextDID        = "https://www.w3.org/ns/did/v1"
-	contextsDirectory = "contexts"
+	ContextVC       = "https://www.w3.org/ns/credentials/v2"
+	ContextOB       = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
+	ContextDI       = "https://w3id.org/security/data-integrity/v2"
+	ContextMultikey = "https://w3id.org/security/multikey/v1"
+	ContextDID      = "https://www.w3.org/ns/did/v1"
+	// ContextAttestation defines an AgentControlAttestation's holder and
+	// audience, so that its signature covers them.
+	ContextAttestation = "https://sipregistry.github.io/ns/attestation/v1"
+	contextsDirectory  = "contexts"
 )
 
 //go:embed contexts/*.jsonld
@@ -37,6 +43,8 @@ var contextFile = map[string]string{
 	ContextDI:       "data-integrity-v2.jsonld",
 	ContextMultikey: "multikey-v1.jsonld",
 	ContextDID:      "did-v1.jsonld",
+	// sip's own, published nowhere: only sip reads attestations.
+	ContextAttestation: "sip-attestation-v1.jsonld",
 }
 
 // loader serves the embedded contexts and nothing else.
@@ -75,14 +83,30 @@ func (loader) LoadDocument(u string) (*ld.RemoteDocument, error) {
 	return &ld.RemoteDocument{DocumentURL: u, Document: doc}, nil
 }
 
-// canonical is the RDFC-1.0 canonical N-Quads of a JSON-LD document.
+// ErrUndefinedTerm is a document with a property that none of its
+// contexts defines (errors.Is).
+var ErrUndefinedTerm = errors.New("it has a property that none of its contexts defines, which its signature would not cover")
+
+// canonical is the RDFC-1.0 canonical N-Quads of a JSON-LD document. The
+// document is expanded first in safe mode, which fails on any property
+// expansion would drop (ErrUndefinedTerm): the canonical form, and so the
+// signature, covers every property there is.
 func canonical(doc map[string]any) (string, error) {
 	opts := ld.NewJsonLdOptions("")
 	opts.Algorithm = ld.AlgorithmURDNA2015
 	opts.Format = "application/n-quads"
 	opts.DocumentLoader = loader{}
 	opts.SafeMode = true
-	out, err := ld.NewJsonLdProcessor().Normalize(doc, opts)
+	proc := ld.NewJsonLdProcessor()
+	expanded, err := proc.Expand(doc, opts)
+	if err != nil {
+		var le *ld.JsonLdError
+		if errors.As(err, &le) && le.Code == ld.InvalidProperty {
+			return "", ErrUndefinedTerm
+		}
+		return "", err
+	}
+	out, err := proc.Normalize(expanded, opts)
 	if err != nil {
 		return "", err
 	}

@@ -318,3 +318,54 @@ func BenchmarkVerifyWithStatus(b *testing.B) {
 		}
 	}
 }
+
+// rememberingSource serves one list at a time and remembers the lists it
+// served, as a verifier's WebStatus does.
+type rememberingSource struct {
+	list []byte
+	ListMemory
+}
+
+func (r *rememberingSource) StatusList(string) ([]byte, error) { return r.list, nil }
+
+// TestStatusListsAreNotReplayed: a list older than one the verifier has
+// seen is refused (a replay from before a revocation), a list says until
+// when it is valid and counts no longer, and one without that end is
+// refused.
+func TestStatusListsAreNotReplayed(t *testing.T) {
+	i := testIssuer(t, 1)
+	listURL := func(int64) string { return "https://registry.example:8443/api/v1/credentials/status/revocation/0" }
+	p := testPass()
+	p.Status = Entry(listURL, 3)
+	raw, _ := json.Marshal(must(i.Issue(p)))
+	before, _ := json.Marshal(must(i.StatusList(listURL(0), nil, passedAt)))
+	revokedAt := passedAt.Add(StatusListWindow)
+	after, _ := json.Marshal(must(i.StatusList(listURL(0), []int64{3}, revokedAt)))
+
+	src := &rememberingSource{list: before}
+	if r := Verify(raw, i, src, passedAt); !r.Verified {
+		t.Fatalf("with the list before the revocation: %+v", r.Checks)
+	}
+	src.list = after
+	if r := Verify(raw, i, src, revokedAt); r.Verified || !strings.Contains(r.Checks[len(r.Checks)-1].Detail, "revoked") {
+		t.Fatalf("with the list after the revocation: %+v", r.Checks)
+	}
+	src.list = before
+	if r := Verify(raw, i, src, revokedAt); r.Verified || !strings.Contains(r.Checks[len(r.Checks)-1].Detail, "older than one already seen") {
+		t.Errorf("the list from before the revocation, replayed: %+v", r.Checks)
+	}
+	// A verifier that never saw the newer list: the old one counts only
+	// until its end.
+	if r := Verify(raw, i, listSource{listURL(0): before}, passedAt.Add(2*StatusListWindow)); r.Verified || r.Failed() != "status" {
+		t.Errorf("a list past its validUntil: %+v", r.Checks)
+	}
+	endless := must(i.Signer().Sign(map[string]any{
+		"@context": []any{ContextVC}, "id": listURL(0), "type": []any{"VerifiableCredential", "BitstringStatusListCredential"},
+		"issuer": i.DID, "validFrom": passedAt.Format(time.RFC3339),
+		"credentialSubject": map[string]any{"id": listURL(0) + "#list", "type": "BitstringStatusList", "statusPurpose": Revocation, "encodedList": must(EncodeList(nil))},
+	}, passedAt))
+	e, _ := json.Marshal(endless)
+	if r := Verify(raw, i, listSource{listURL(0): e}, passedAt); r.Verified || !strings.Contains(r.Checks[len(r.Checks)-1].Detail, "validUntil") {
+		t.Errorf("a list without validUntil: %+v", r.Checks)
+	}
+}

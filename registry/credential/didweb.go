@@ -169,9 +169,12 @@ func asList(v any) []any {
 	return l
 }
 
-// WebStatus fetches status list credentials.
+// WebStatus fetches status list credentials. It refuses a list older
+// than one it fetched before (ListMemory): keep one for as long as the
+// verifier runs.
 type WebStatus struct {
 	Fetch Fetcher
+	ListMemory
 }
 
 // maxStatusList bounds a fetched status list credential.

@@ -23,7 +23,7 @@ const AttestationLifetime = 5 * time.Minute
 // page proves nothing to the one who copied it.
 func (i *Issuer) Attest(subject, holder, audience string, now time.Time) (map[string]any, error) {
 	doc := map[string]any{
-		"@context":   []any{ContextVC},
+		"@context":   []any{ContextVC, ContextAttestation},
 		"type":       []any{"VerifiableCredential", AttestationType},
 		"issuer":     i.DID,
 		"validFrom":  now.UTC().Format(time.RFC3339),
@@ -41,6 +41,10 @@ func VerifyAttestation(raw []byte, keys KeyResolver, issuer, subject, holder, au
 	var doc map[string]any
 	if len(raw) > MaxSize || json.Unmarshal(raw, &doc) != nil {
 		return errors.New("the attestation is not a JSON object")
+	}
+	ctx, _ := doc["@context"].([]any)
+	if len(ctx) != 2 || ctx[0] != ContextVC || ctx[1] != ContextAttestation {
+		return fmt.Errorf("the attestation's @context is not [%s, %s]", ContextVC, ContextAttestation)
 	}
 	types, _ := doc["type"].([]any)
 	if !slices.Contains(types, any(AttestationType)) || issuerID(doc) != issuer {

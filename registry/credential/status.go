@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -75,24 +76,68 @@ func decodeList(s string) ([]byte, error) {
 	return bits, nil
 }
 
+// StatusListWindow is the granularity of status lists' dates: a list
+// served at now is dated the start of now's window and valid for two
+// windows from then, so every replica signs the same bits into the same
+// bytes within a window, a verifier that saw a list of a later window
+// refuses an earlier one (ListMemory), and a copy of an old list replayed
+// to one that saw none stops counting within two windows.
+const StatusListWindow = 10 * time.Minute
+
 // StatusList is the signed BitstringStatusListCredential of list n: the
-// bits of the given indexes (within the list) set. It is dated asOf, the
-// time of the latest change, so the same list gives the same bytes.
-func (i *Issuer) StatusList(listURL string, set []int64, asOf time.Time) (map[string]any, error) {
+// bits of the given indexes (within the list) set, dated the start of
+// now's window and valid for two windows (StatusListWindow).
+func (i *Issuer) StatusList(listURL string, set []int64, now time.Time) (map[string]any, error) {
 	enc, err := EncodeList(set)
 	if err != nil {
 		return nil, err
 	}
+	from := now.UTC().Truncate(StatusListWindow)
 	doc := map[string]any{
-		"@context":  []any{ContextVC},
-		"id":        listURL,
-		"type":      []any{"VerifiableCredential", "BitstringStatusListCredential"},
-		"issuer":    i.DID,
-		"validFrom": asOf.UTC().Format(time.RFC3339),
+		"@context":   []any{ContextVC},
+		"id":         listURL,
+		"type":       []any{"VerifiableCredential", "BitstringStatusListCredential"},
+		"issuer":     i.DID,
+		"validFrom":  from.Format(time.RFC3339),
+		"validUntil": from.Add(2 * StatusListWindow).Format(time.RFC3339),
 		"credentialSubject": map[string]any{"id": listURL + "#list", "type": "BitstringStatusList",
 			"statusPurpose": Revocation, "encodedList": enc},
 	}
-	return i.Signer().Sign(doc, asOf)
+	return i.Signer().Sign(doc, from)
+}
+
+// ListMemory remembers, per status list, the newest validFrom seen in a
+// list that verified, and refuses an older one: a list replayed from
+// before a revocation does not undo it for a verifier that saw the
+// revocation. The zero value is ready; verifiers that live long share
+// one.
+type ListMemory struct {
+	mu     sync.Mutex
+	newest map[string]time.Time
+}
+
+// maxRemembered bounds the memory; it is emptied when full.
+const maxRemembered = 4096
+
+// Fresh records from for the list at url, or refuses it when a newer one
+// was seen.
+func (m *ListMemory) Fresh(url string, from time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if seen, ok := m.newest[url]; ok && from.Before(seen) {
+		return fmt.Errorf("the status list is dated %s, older than one already seen (%s): a replayed list", from.Format(time.RFC3339), seen.Format(time.RFC3339))
+	}
+	if m.newest == nil || len(m.newest) >= maxRemembered {
+		m.newest = map[string]time.Time{}
+	}
+	m.newest[url] = from
+	return nil
+}
+
+// freshness is a StatusSource that remembers the lists it served
+// (ListMemory).
+type freshness interface {
+	Fresh(url string, from time.Time) error
 }
 
 // StatusSource fetches status list credentials (JSON).
@@ -146,9 +191,14 @@ func checkStatus(doc map[string]any, issuer string, keys KeyResolver, src Status
 		if err != nil {
 			return "", fmt.Errorf("the status list cannot be fetched: %w", err)
 		}
-		set, err := readList(raw, listURL, issuer, purpose, keys, now)
+		set, from, err := readList(raw, listURL, issuer, purpose, keys, now)
 		if err != nil {
 			return "", err
+		}
+		if f, ok := src.(freshness); ok {
+			if err := f.Fresh(listURL, from); err != nil {
+				return "", err
+			}
 		}
 		if idx/8 >= int64(len(set)) {
 			return "", fmt.Errorf("statusListIndex %d is outside the status list", idx)
@@ -160,35 +210,44 @@ func checkStatus(doc map[string]any, issuer string, keys KeyResolver, src Status
 	return "not revoked, by the issuer's status list", nil
 }
 
-// readList verifies a status list credential and returns its bits.
-func readList(raw []byte, listURL, issuer, purpose string, keys KeyResolver, now time.Time) ([]byte, error) {
+// readList verifies a status list credential and returns its bits and
+// its validFrom. A list must say when it was issued and until when it is
+// valid: one without an end would count for ever, replayed.
+func readList(raw []byte, listURL, issuer, purpose string, keys KeyResolver, now time.Time) ([]byte, time.Time, error) {
+	var none time.Time
 	var list map[string]any
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, errors.New("the status list is not JSON")
+		return nil, none, errors.New("the status list is not JSON")
 	}
 	if list["id"] != listURL || issuerID(list) != issuer {
-		return nil, fmt.Errorf("the status list at %s is not the issuer's list of that address", listURL)
+		return nil, none, fmt.Errorf("the status list at %s is not the issuer's list of that address", listURL)
 	}
 	types, _ := list["type"].([]any)
 	if len(types) != 2 || types[1] != "BitstringStatusListCredential" {
-		return nil, errors.New("the status list is not a BitstringStatusListCredential")
+		return nil, none, errors.New("the status list is not a BitstringStatusListCredential")
 	}
 	proof, _ := list["proof"].(map[string]any)
 	if vm, _ := proof["verificationMethod"].(string); !strings.HasPrefix(vm, issuer+"#") {
-		return nil, errors.New("the status list is not signed by the issuer")
+		return nil, none, errors.New("the status list is not signed by the issuer")
 	}
 	if _, err := VerifyProof(list, keys.PublicKey); err != nil {
-		return nil, fmt.Errorf("the status list's signature: %w", err)
+		return nil, none, fmt.Errorf("the status list's signature: %w", err)
+	}
+	from, _ := dateOf(list, "validFrom")
+	until, _ := dateOf(list, "validUntil")
+	if from.IsZero() || until.IsZero() {
+		return nil, none, errors.New("the status list does not say when it was issued and until when it is valid (validFrom, validUntil)")
 	}
 	if err := validity(list, now); err != nil {
-		return nil, fmt.Errorf("the status list: %w", err)
+		return nil, none, fmt.Errorf("the status list: %w", err)
 	}
 	subject, _ := list["credentialSubject"].(map[string]any)
 	if subject["statusPurpose"] != purpose {
-		return nil, fmt.Errorf("the status list is for %v, not %s", subject["statusPurpose"], purpose)
+		return nil, none, fmt.Errorf("the status list is for %v, not %s", subject["statusPurpose"], purpose)
 	}
 	enc, _ := subject["encodedList"].(string)
-	return decodeList(enc)
+	bits, err := decodeList(enc)
+	return bits, from, err
 }
 
 // sameSite requires a status list to be on the issuer's did:web host: a

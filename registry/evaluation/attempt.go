@@ -271,7 +271,8 @@ type Store interface {
 	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
 	// PutExternalCredential records a verified credential of another
 	// registry, replacing the agent's earlier one of the same issuer and
-	// achievement.
+	// achievement. Its subject is then the agent's for good: a subject
+	// another agent holds is registry.ErrConflict.
 	PutExternalCredential(ctx context.Context, c *ExternalCredential) error
 	// ExternalCredentials lists an agent's recorded external credentials.
 	ExternalCredentials(ctx context.Context, agentID string) ([]*ExternalCredential, error)

@@ -128,7 +128,7 @@ func finish(t *testing.T, st store, svc *evaluation.Service, agentID, evaluation
 func credentialOf(t *testing.T, st store, agentID, text string) {
 	t.Helper()
 	if err := st.PutExternalCredential(t.Context(), &evaluation.ExternalCredential{AgentID: agentID, Issuer: otherIssuer,
-		Achievement: "https://other.example/evaluations/poaw", Subject: "https://other.example/agents/x",
+		Achievement: "https://other.example/evaluations/poaw", Subject: "https://other.example/agents/" + agentID,
 		Credential: []byte(`{"note":"` + text + `"}`), RecordedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

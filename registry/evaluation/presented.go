@@ -13,8 +13,10 @@ import (
 // Credentials of other registries that agents present here, decided once:
 // only an issuer some evaluation's credential prerequisite names is
 // trusted (no other issuer's document is ever fetched), the credential
-// verifies, its achievement is one a prerequisite accepts, and the issuer
-// attests that the presenting agent is its subject.
+// verifies, its achievement is one a prerequisite accepts, the issuer
+// attests that the presenting agent is its subject, and no other agent
+// here presented a credential of that subject (the stores hold each
+// subject for the first agent that recorded one).
 
 // ErrUnprocessable is the kind of a refusal of a well-formed request
 // that cannot be acted on (a credential no evaluation accepts).
@@ -98,7 +100,10 @@ func (s *Service) PresentCredential(ctx context.Context, agentID string, catalog
 	}
 	ext := &ExternalCredential{AgentID: agentID, Issuer: issuer, Achievement: report.Achievement, Subject: report.Subject,
 		Credential: p.Credential, ValidUntil: validUntil, RecordedAt: s.now()}
-	if err := s.regs.PutExternalCredential(ctx, ext); err != nil {
+	if err := s.regs.PutExternalCredential(ctx, ext); errors.Is(err, registry.ErrConflict) {
+		return nil, report, refuse(registry.ErrConflict, "conflict", "another agent here already presented a credential of "+report.Subject+
+			": one agent of another registry is one agent here", "Present it as the agent that presented its other credentials.")
+	} else if err != nil {
 		return nil, report, err
 	}
 	return ext, report, nil

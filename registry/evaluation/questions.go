@@ -11,11 +11,9 @@ import (
 	"github.com/sipregistry/sip/registry"
 )
 
-// Opener opens sealed answers with the registry's sealing key (package
-// seal's Key is one).
-type Opener interface {
-	Open(question, sealed string) (string, error)
-}
+// Opener opens sealed answers with the registry's sealing key, each for
+// the SIP and question it was sealed for (package seal's Key is one).
+type Opener = registry.Opener
 
 // answerKeys remembers the opened answer keys of definitions: a version's
 // content never changes, so one opening per version and replica serves
@@ -124,7 +122,7 @@ func (s *Service) answerKey(def *Definition) (map[string]string, error) {
 	}
 	key = make(map[string]string, len(sealed))
 	for _, q := range sealed {
-		a, err := s.opener.Open(q.ID, q.Sealed)
+		a, err := s.opener.Open(registry.SealBinding(&def.SIP, q), q.Sealed)
 		if err != nil {
 			return nil, unsealable(def, q.ID, err.Error())
 		}

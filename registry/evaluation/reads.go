@@ -3,6 +3,7 @@ package evaluation
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -98,7 +99,29 @@ func (s *Service) VisibleResult(ctx context.Context, viewerID, id string) (*Resu
 	if !registry.CanSee(viewerID, a, registry.SeeResults) {
 		return nil, nil, missing
 	}
+	if !registry.CanSee(viewerID, a, registry.SeeFeedback) {
+		shown := *r
+		shown.Details = withoutFeedback(r.Details)
+		r = &shown
+	}
 	return r, a, nil
+}
+
+// FeedbackDetails are the keys of a result's details that are feedback on
+// the attempt, which only the agent itself sees (registry.SeeFeedback):
+// the judge's model, raw output, summary and per-item scores, and a
+// proctor's feedback and per-question scores.
+var FeedbackDetails = []string{"judge_model", "judge_raw", "summary", "scores", "proctor_feedback"}
+
+// withoutFeedback is a copy of details without FeedbackDetails.
+func withoutFeedback(details map[string]any) map[string]any {
+	out := make(map[string]any, len(details))
+	for k, v := range details {
+		if !slices.Contains(FeedbackDetails, k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Results lists results as f.Viewer may see them (the store applies

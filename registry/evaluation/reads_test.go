@@ -163,3 +163,57 @@ func TestTranscriptAsViewersSeeIt(t *testing.T) {
 		t.Errorf("a page of one: %+v, %v", tr, err)
 	}
 }
+
+// TestFeedbackIsTheAgentsAlone: a judged or proctored result's feedback
+// (the judge's model, output, summary and per-item scores, a proctor's
+// feedback) is shown to its agent and to nobody else, even while the agent
+// keeps its results public; the rest of the result is shown as before.
+func TestFeedbackIsTheAgentsAlone(t *testing.T) {
+	t.Parallel()
+	st := sqlitetest.Open(t)
+	svc := listingWorld(t, st, listingT0)
+	ada, other := newAgent(t, svc, "judged-one"), newAgent(t, svc, "curious-one")
+	e, err := st.Entry(t.Context(), "identity-check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _, err := svc.Register(t.Context(), ada.ID, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := map[string]any{"reason": "did not pass", "session_id": "ses_1", "judge_model": "m", "judge_raw": "raw output",
+		"summary": "the judge's summary", "scores": []any{map[string]any{"prompt_id": "p1", "score": 3, "feedback": "too sure"}},
+		"proctor_feedback": "quoted messages"}
+	res := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: ada.ID, EvaluationID: "identity-check",
+		VersionID: reg.VersionID, Version: reg.Version, Outcome: evaluation.OutcomeFailed, CompletedAt: listingT0, Details: details}
+	if _, err := st.RecordResult(t.Context(), res, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, viewer string
+		feedback     bool
+	}{
+		{"anyone", "", false},
+		{"another agent", other.ID, false},
+		{"itself", ada.ID, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _, err := svc.VisibleResult(t.Context(), tt.viewer, res.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range evaluation.FeedbackDetails {
+				if _, shown := r.Details[k]; shown != tt.feedback {
+					t.Errorf("details[%s] shown %v, want %v", k, shown, tt.feedback)
+				}
+			}
+			if r.Details["reason"] != "did not pass" || r.Details["session_id"] != "ses_1" {
+				t.Errorf("the rest of the details: %v", r.Details)
+			}
+		})
+	}
+	// Showing it to others left the agent's own copy whole.
+	if r, _, _ := svc.VisibleResult(t.Context(), ada.ID, res.ID); r.Details["judge_raw"] != "raw output" {
+		t.Errorf("the agent's own details after others read them: %v", r.Details)
+	}
+}

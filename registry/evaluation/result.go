@@ -68,7 +68,7 @@ func (s *Service) newResult(def *Definition, reg *Registration, g grade, now tim
 	}
 	g.passed = g.outcome == OutcomePassed
 	if !g.passed {
-		g = conceal(g, def.Config.Reveal)
+		g = conceal(g, def.SIP.EffectiveReveal())
 	}
 	started := g.started
 	if started.IsZero() {
@@ -196,12 +196,18 @@ func joinIDs(ids []string) string {
 }
 
 // conceal keeps of an attempt that did not pass only what the SIP lets it
-// reveal (config.reveal): with pass_fail, no score and no per-item grade
-// (an agent that sees how many it got right learns the answer key in a few
-// attempts); with none, not even why.
+// reveal (SIP.EffectiveReveal): with pass_fail, no score, no per-item
+// grade and no reason that holds them (an agent that sees how many it got
+// right learns the answer key in a few attempts); with none, not even
+// why. The result, its execution record, the job and the pages all show
+// what is left.
 func conceal(g grade, reveal string) grade {
 	if reveal == "" || reveal == registry.RevealScore {
 		return g
+	}
+	if g.score != nil && g.outcome == OutcomeFailed {
+		// A reason written from the score ("scored 10 of 30") is the score.
+		g.reason = "below the passing score"
 	}
 	g.score, g.maxScore, g.goal = nil, nil, nil
 	kept := map[string]any{}

@@ -59,18 +59,32 @@ func (s *Store) RevokedIndexes(ctx context.Context, from, to int64) (_ []int64, 
 	})
 }
 
-// PutExternalCredential records an agent's verified external credential.
+// PutExternalCredential records an agent's verified external credential,
+// claiming its subject for the agent in the same transaction: a subject
+// another agent holds is ErrConflict (external_subjects' primary key; the
+// credential row's foreign key names its subject's agent).
 func (s *Store) PutExternalCredential(ctx context.Context, c *evaluation.ExternalCredential) (err error) {
 	defer wrap(&err, "PutExternalCredential")
 	var until *time.Time
 	if !c.ValidUntil.IsZero() {
 		until = &c.ValidUntil
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO external_credentials (agent_id, issuer, achievement, subject, credential, valid_until, recorded_at)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO external_subjects (issuer, subject, agent_id) VALUES ($1, $2, $3)
+		ON CONFLICT (issuer, subject, agent_id) DO NOTHING`, c.Issuer, c.Subject, c.AgentID); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO external_credentials (agent_id, issuer, achievement, subject, credential, valid_until, recorded_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (agent_id, issuer, achievement) DO UPDATE SET subject = excluded.subject,
 		credential = excluded.credential, valid_until = excluded.valid_until, recorded_at = excluded.recorded_at`,
-		c.AgentID, c.Issuer, c.Achievement, c.Subject, c.Credential, until, c.RecordedAt)
-	return err
+		c.AgentID, c.Issuer, c.Achievement, c.Subject, c.Credential, until, c.RecordedAt); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // ExternalCredentials lists an agent's external credentials.

@@ -43,6 +43,7 @@ func RunEvaluationStoreTests(t *testing.T, open func(t *testing.T) FullStore) {
 		{"PassesCountedAndNamed", testPassCounts},
 		{"RevokedResultsAndTheirIndexes", testRevocation},
 		{"ExternalCredentialsNewestKept", testExternalCredentials},
+		{"ExternalSubjectHeldByOneAgent", testExternalSubjectHeldOnce},
 		{"StandingsByPointsPublicOnly", testStandings},
 		{"StatisticsFacts", testStatisticsFacts},
 	} {
@@ -633,5 +634,62 @@ func testStandings(t *testing.T, s FullStore) {
 	page, _, err := s.Standings(ctx, 1, 1)
 	if err != nil || len(page) != 1 || page[0].Name != all[1].Name {
 		t.Errorf("the second page of one: %+v, %v", page, err)
+	}
+}
+
+// testExternalSubjectHeldOnce: the subject of another registry's
+// credential is held by the first agent that records one of its
+// credentials; another agent's credential of that subject, of any
+// achievement, is ErrConflict, and of agents racing for one subject
+// exactly one gets it.
+func testExternalSubjectHeldOnce(t *testing.T, s FullStore) {
+	ctx := t.Context()
+	ada, _ := evalFixture(t, s)
+	agents := s.(registry.AgentStore)
+	cred := func(agentID, achievement string) *evaluation.ExternalCredential {
+		return &evaluation.ExternalCredential{AgentID: agentID, Issuer: "did:web:a.example", Achievement: "https://a.example/evaluations/" + achievement,
+			Subject: "https://a.example/agents/ada", Credential: []byte(`{}`), RecordedAt: t0}
+	}
+	if err := s.PutExternalCredential(ctx, cred(ada.ID, "poaw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutExternalCredential(ctx, cred(ada.ID, "identity")); err != nil {
+		t.Errorf("the holder's second credential of its subject: %v", err)
+	}
+	eve, _ := mustAgent(t, agents, fmt.Sprintf("eve-%d", time.Now().UnixNano()%1e9))
+	for _, achievement := range []string{"poaw", "identity", "other"} {
+		if err := s.PutExternalCredential(ctx, cred(eve.ID, achievement)); !errors.Is(err, registry.ErrConflict) {
+			t.Errorf("another agent's credential of a held subject (%s): %v, want ErrConflict", achievement, err)
+		}
+	}
+	if got, err := s.ExternalCredentials(ctx, eve.ID); err != nil || len(got) != 0 {
+		t.Errorf("the refused agent holds %d credentials, %v", len(got), err)
+	}
+	// Agents racing for a fresh subject: one holds it.
+	const racers = 8
+	ids := make([]string, racers)
+	for i := range ids {
+		a, _ := mustAgent(t, agents, fmt.Sprintf("racer-%d-%d", i, time.Now().UnixNano()%1e9))
+		ids[i] = a.ID
+	}
+	errs := make(chan error, racers)
+	for _, id := range ids {
+		go func() {
+			c := cred(id, "poaw")
+			c.Subject = "https://a.example/agents/contested"
+			errs <- s.PutExternalCredential(ctx, c)
+		}()
+	}
+	won := 0
+	for range racers {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case !errors.Is(err, registry.ErrConflict):
+			t.Errorf("a racer: %v, want nil or ErrConflict", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d agents hold one subject, want 1", won)
 	}
 }

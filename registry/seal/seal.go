@@ -7,14 +7,28 @@
 // format is plain age (age-encryption.org/v1), so `age -d -i KEY` opens a
 // sealed answer too.
 //
-// What is sealed is a small JSON document naming the question and its
-// answer, padded with spaces to a multiple of Block bytes: a ciphertext's
-// length says nothing about which choice it holds, and a sealed answer
-// copied to another question does not open there.
+// What is sealed is a small JSON document: the answer and a digest of
+// what it was sealed for (its Binding: the SIP's number and id, the
+// question's id, prompt and choices as written), padded with spaces to a
+// multiple of Block bytes, so a ciphertext's length says nothing about
+// which choice it holds. Key.Open refuses a sealed answer whose binding
+// is not the one it is asked to open for: a block copied to another SIP
+// or question, or left under an edited prompt or edited choices, does
+// not open at all, whatever it holds.
+//
+// age has no associated data, so the binding travels inside the payload.
+// That is as strong: age's payload is authenticated (ChaCha20-Poly1305
+// under a file key that only the sealer and the key's holder can derive,
+// the header MAC-ed with it), so nobody else can change a byte of the
+// binding without the block failing to decrypt; and, unlike a key
+// derived per SIP, the registry keeps one key and the format stays plain
+// age, which `age -d` still opens.
 package seal
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,10 +49,40 @@ const MaxSealed = 16 << 10
 // Header starts every sealed answer.
 const Header = armor.Header
 
+// format is the version of what a sealed answer holds; answers sealed
+// before their binding was (version 0, no "v") no longer open.
+const format = 2
+
 // sealed is what a sealed answer holds.
 type sealed struct {
+	V        int    `json:"v,omitempty"`
+	SIP      int    `json:"sip,omitempty"`
 	Question string `json:"question"`
+	Bound    string `json:"bound,omitempty"`
 	Answer   string `json:"answer"`
+}
+
+// Binding is what an answer is sealed for: a SIP (its number and id) and
+// one of its questions as written (id, prompt, choices in their order).
+// A sealed answer opens only for the binding it was sealed with.
+type Binding struct {
+	SIP      int
+	ID       string
+	Question string
+	Prompt   string
+	Choices  []string
+}
+
+// digest is the binding's SHA-256, over a JSON array (unambiguous for any
+// strings), base64url.
+func (b Binding) digest() string {
+	choices := b.Choices
+	if choices == nil {
+		choices = []string{}
+	}
+	enc, _ := json.Marshal([]any{"sip-sealed-answer", b.SIP, b.ID, b.Question, b.Prompt, choices})
+	sum := sha256.Sum256(enc)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // CheckRecipient reports whether s is an age X25519 public key.
@@ -49,14 +93,14 @@ func CheckRecipient(s string) error {
 	return nil
 }
 
-// Seal encrypts the answer to question id for the recipient ("age1…") and
-// returns the armored age file.
-func Seal(recipient, question, answer string) (string, error) {
+// Seal encrypts the answer for the binding (a SIP's question as written)
+// to the recipient ("age1…") and returns the armored age file.
+func Seal(recipient string, b Binding, answer string) (string, error) {
 	r, err := age.ParseX25519Recipient(strings.TrimSpace(recipient))
 	if err != nil {
 		return "", fmt.Errorf("recipient %q is not an age public key (age1…): %w", recipient, err)
 	}
-	plain, err := json.Marshal(sealed{Question: question, Answer: answer})
+	plain, err := json.Marshal(sealed{V: format, SIP: b.SIP, Question: b.Question, Bound: b.digest(), Answer: answer})
 	if err != nil {
 		return "", err
 	}
@@ -171,10 +215,15 @@ func (k *Key) File() []byte {
 	return []byte(b.String())
 }
 
-// Open decrypts the sealed answer of question id. It fails when the
-// answer was sealed to another key, is damaged, or was sealed for
-// another question; errors never hold the answer.
-func (k *Key) Open(question, s string) (string, error) {
+// ErrNotBound is the error of a sealed answer that decrypts but was
+// sealed for another SIP, another question, or other wording of its
+// question (errors.Is).
+var ErrNotBound = errors.New("it was not sealed for this question of this SIP as written")
+
+// Open decrypts the sealed answer for the binding. It fails when the
+// answer was sealed to another key, is damaged, or was sealed for another
+// binding (ErrNotBound); errors never hold the answer.
+func (k *Key) Open(b Binding, s string) (string, error) {
 	if err := Check(s); err != nil {
 		return "", err
 	}
@@ -199,8 +248,24 @@ func (k *Key) Open(question, s string) (string, error) {
 	if err := dec.Decode(&got); err != nil || strings.TrimSpace(string(plain[dec.InputOffset():])) != "" {
 		return "", errors.New("it decrypts, but not to a sealed answer (seal it with `sip seal`)")
 	}
-	if got.Question != question {
-		return "", fmt.Errorf("it was sealed for question %q", got.Question)
+	switch {
+	case got.V != format || got.Bound == "":
+		return "", errors.New("it was sealed before sealed answers were bound to their SIP and question (seal it again with `sip seal`)")
+	case got.Bound != b.digest():
+		return "", notBound(got, b)
 	}
 	return got.Answer, nil
+}
+
+// notBound says which part of the binding differs, as far as the payload
+// tells (the SIP's number and the question's id are in it; the rest only
+// as a digest).
+func notBound(got sealed, b Binding) error {
+	switch {
+	case got.SIP != b.SIP:
+		return fmt.Errorf("%w: it was sealed for SIP-%d", ErrNotBound, got.SIP)
+	case got.Question != b.Question:
+		return fmt.Errorf("%w: it was sealed for question %q", ErrNotBound, got.Question)
+	}
+	return fmt.Errorf("%w: the SIP's id, the question's prompt or its choices changed since it was sealed", ErrNotBound)
 }

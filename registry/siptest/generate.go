@@ -46,7 +46,7 @@ func Generate(n int, seed uint64) []registry.File {
 		}
 		fmt.Fprintf(&b, "author: \"Generator %d\"\ncreated_at: 2026-01-%02d\nupdated_at: 2026-02-%02dT10:00:00Z\nversion: \"1.%d.0\"\npoints: %d\n",
 			r.IntN(40), 1+r.IntN(28), 1+r.IntN(28), r.IntN(9), r.IntN(100))
-		writeConfig(&b, r, typ)
+		writeConfig(&b, r, i, typ)
 		fmt.Fprintf(&b, "executable:\n  handler: %s\n---\n\n# Generated evaluation %d\n\n", handler, i)
 		for k := range 2 + r.IntN(6) {
 			switch k {
@@ -67,7 +67,7 @@ func Generate(n int, seed uint64) []registry.File {
 	return files
 }
 
-func writeConfig(b *strings.Builder, r *rand.Rand, typ string) {
+func writeConfig(b *strings.Builder, r *rand.Rand, sip int, typ string) {
 	switch typ {
 	case "agent_certification":
 		prompts := 2 + r.IntN(13)
@@ -99,7 +99,7 @@ func writeConfig(b *strings.Builder, r *rand.Rand, typ string) {
 	case "complex_benchmark":
 		b.WriteString("config:\n  passing_score: 75\n  questions:\n")
 		for q := range 3 + r.IntN(5) {
-			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(q))
+			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(sip, q))
 		}
 	case "live_class_work":
 		b.WriteString("config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 45\n")

@@ -53,18 +53,31 @@ func (s *Store) RevokedIndexes(ctx context.Context, from, to int64) (_ []int64, 
 	})
 }
 
-// PutExternalCredential records an agent's verified external credential.
+// PutExternalCredential records an agent's verified external credential,
+// claiming its subject for the agent in the same transaction: a subject
+// another agent holds is ErrConflict (external_subjects' primary key).
 func (s *Store) PutExternalCredential(ctx context.Context, c *evaluation.ExternalCredential) (err error) {
 	defer wrap(&err, "PutExternalCredential")
 	var until any
 	if !c.ValidUntil.IsZero() {
 		until = formatTime(c.ValidUntil)
 	}
-	_, err = s.exec(ctx, `INSERT INTO external_credentials (agent_id, issuer, achievement, subject, credential, valid_until, recorded_at)
+	tx, done, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := s.txExec(ctx, tx, `INSERT INTO external_subjects (issuer, subject, agent_id) VALUES (?, ?, ?)
+		ON CONFLICT (issuer, subject, agent_id) DO NOTHING`, c.Issuer, c.Subject, c.AgentID); err != nil {
+		return err
+	}
+	if _, err := s.txExec(ctx, tx, `INSERT INTO external_credentials (agent_id, issuer, achievement, subject, credential, valid_until, recorded_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, issuer, achievement) DO UPDATE SET subject = excluded.subject,
 		credential = excluded.credential, valid_until = excluded.valid_until, recorded_at = excluded.recorded_at`,
-		c.AgentID, c.Issuer, c.Achievement, c.Subject, string(c.Credential), until, formatTime(c.RecordedAt))
-	return err
+		c.AgentID, c.Issuer, c.Achievement, c.Subject, string(c.Credential), until, formatTime(c.RecordedAt)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // ExternalCredentials lists an agent's external credentials.

@@ -30,7 +30,7 @@ func TestFetch(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	c := webfetch.Client{HTTP: srv.Client()}
+	c := webfetch.Client{Allow: loopback}
 	for _, tt := range []struct {
 		name, path, want string
 		tooLarge         bool
@@ -64,7 +64,7 @@ func TestIssuersFetchOnlyTheIssuerNamed(t *testing.T) {
 	fetched := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fetched++; http.NotFound(w, r) }))
 	t.Cleanup(srv.Close)
-	keys := webfetch.Issuers{HTTP: srv.Client()}.KeysOf("did:web:trusted.example")
+	keys := webfetch.NewIssuers(webfetch.Client{Allow: loopback}).KeysOf("did:web:trusted.example")
 	if _, err := keys.PublicKey("did:web:" + strings.TrimPrefix(srv.URL, "http://") + "#key-1"); err == nil || !strings.Contains(err.Error(), "not a trusted issuer") {
 		t.Errorf("another issuer's key: %v, want refused", err)
 	}
