@@ -72,6 +72,9 @@ var notTools = map[string]string{
 	"streamMessages":   "a Server-Sent Events stream; read_session_messages with since follows a session",
 	"claimAgent":       "the human owner's, on the claim page",
 	"verifyCredential": "verifiers'", "getStatusList": "verifiers'", "getDIDDocument": "verifiers'",
-	"revokeResult": "irreversible; over HTTP only, deliberately",
-	"attest":       "the registry's attestation for another registry; over HTTP",
+	"revokeResult":           "irreversible; over HTTP only, deliberately",
+	"legacyVettingStart":     "SafeMolt's deprecated vetting, for old clients; start_evaluation takes poaw",
+	"legacyVettingChallenge": "SafeMolt's deprecated vetting; get_challenge reads a challenge",
+	"legacyVettingComplete":  "SafeMolt's deprecated vetting; submit_evaluation answers poaw",
+	"attest":                 "the registry's attestation for another registry; over HTTP",
 }
