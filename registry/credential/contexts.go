@@ -74,21 +74,3 @@ func (loader) LoadDocument(u string) (*ld.RemoteDocument, error) {
 	}
 	return &ld.RemoteDocument{DocumentURL: u, Document: doc}, nil
 }
-
-// canonical is the RDFC-1.0 canonical N-Quads of a JSON-LD document.
-func canonical(doc map[string]any) (string, error) {
-	opts := ld.NewJsonLdOptions("")
-	opts.Algorithm = ld.AlgorithmURDNA2015
-	opts.Format = "application/n-quads"
-	opts.DocumentLoader = loader{}
-	opts.SafeMode = true
-	out, err := ld.NewJsonLdProcessor().Normalize(doc, opts)
-	if err != nil {
-		return "", err
-	}
-	s, ok := out.(string)
-	if !ok {
-		return "", fmt.Errorf("canonicalisation gave %T, not N-Quads", out)
-	}
-	return s, nil
-}

@@ -1,0 +1,206 @@
+package credential
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestCanonicalMatchesFullProcessing: canonicalising from the contexts
+// processed once gives exactly what json-gold gives processing them in
+// the document.
+func TestCanonicalMatchesFullProcessing(t *testing.T) {
+	i := testIssuer(t, 1)
+	bare := testPass()
+	bare.Score, bare.MaxScore, bare.PassingScore, bare.ExpiresAt = nil, nil, nil, time.Time{}
+	withStatus := testPass()
+	withStatus.Status = Entry(func(n int64) string { return fmt.Sprintf("https://registry.example:8443/api/v1/credentials/status/%d", n) }, 7)
+	signed, err := i.Issue(testPass())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof := signed["proof"].(map[string]any)
+	config := map[string]any{"@context": signed["@context"]}
+	for k, v := range proof {
+		if k != "proofValue" {
+			config[k] = v
+		}
+	}
+	docs := map[string]map[string]any{
+		"badge with score and expiry": i.Badge(testPass()),
+		"badge without score":         i.Badge(bare),
+		"badge with status":           i.Badge(withStatus),
+		"proof options":               config,
+		"DID document":                i.DIDDocument(),
+		"one context as a string":     {"@context": ContextVC, "id": "urn:x", "type": "VerifiableCredential", "issuer": "did:web:x", "credentialSubject": map[string]any{"id": "urn:y"}},
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			want, err := canonicalFull(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the second from the kept context
+				got, err := canonical(doc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("canonical =\n%s\nwant\n%s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCanonicalRefusesUnknownContexts: a context that is not embedded
+// takes the whole path, which refuses it, and nothing is kept for it.
+func TestCanonicalRefusesUnknownContexts(t *testing.T) {
+	for name, ctx := range map[string]any{
+		"unknown URL":        []any{ContextVC, "https://evil.example/context.json"},
+		"inline context":     []any{ContextVC, map[string]any{"x": "https://evil.example/x"}},
+		"unknown URL string": "https://evil.example/context.json",
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := map[string]any{"@context": ctx, "id": "urn:x", "type": "VerifiableCredential"}
+			if _, ok, err := processedContext(ctx); ok || err != nil {
+				t.Errorf("processedContext = %v, %v; want not kept, no error", ok, err)
+			}
+			if name != "inline context" {
+				if _, err := canonical(doc); err == nil {
+					t.Error("canonicalised a document with an unknown context")
+				}
+			}
+		})
+	}
+}
+
+// TestCanonicalConcurrent: the shared active context is only read (run
+// with -race).
+func TestCanonicalConcurrent(t *testing.T) {
+	i := testIssuer(t, 1)
+	want, err := canonicalFull(i.Badge(testPass()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			got, err := canonical(i.Badge(testPass()))
+			if err == nil && got != want {
+				err = fmt.Errorf("got %q", got)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestIssueKept: issuing a pass again gives the same bytes from the kept
+// credential, which a caller's changes do not reach; a changed pass or
+// another key is signed anew.
+func TestIssueKept(t *testing.T) {
+	i := testIssuer(t, 1)
+	p := testPass()
+	p.CredentialURL += "/kept"
+	first, err := i.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(first)
+	first["name"] = "changed by the caller"
+	first["credentialSubject"].(map[string]any)["id"] = "changed"
+	again, err := i.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(again); string(got) != string(want) {
+		t.Errorf("issued again:\n%s\nwant\n%s", got, want)
+	}
+	if r := Verify(want, i, nil, passedAt); !r.Verified {
+		t.Errorf("the kept credential does not verify: %+v", r.Checks)
+	}
+
+	renamed := p
+	renamed.Agent = "grace"
+	other, err := i.Issue(renamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other["proof"].(map[string]any)["proofValue"] == again["proof"].(map[string]any)["proofValue"] {
+		t.Error("a changed pass got the kept signature")
+	}
+	rotated := testIssuer(t, 1, 2)
+	r, err := rotated.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vm := r["proof"].(map[string]any)["verificationMethod"]; vm != rotated.Signer().VerificationMethod {
+		t.Errorf("after a rotation the proof's verification method is %v, want %s", vm, rotated.Signer().VerificationMethod)
+	}
+}
+
+// BenchmarkIssueFirst issues a credential never issued before (a new
+// pass each time), reporting the median.
+func BenchmarkIssueFirst(b *testing.B) {
+	i := testIssuer(b, 1)
+	var times []time.Duration
+	n := 0
+	for b.Loop() {
+		p := testPass()
+		n++
+		p.CredentialURL = fmt.Sprintf("%s/%d", p.CredentialURL, n)
+		start := time.Now()
+		if _, err := i.Issue(p); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+}
+
+// BenchmarkIssueAgain issues a credential issued before (the download of
+// a result's credential after the first).
+func BenchmarkIssueAgain(b *testing.B) {
+	i := testIssuer(b, 1)
+	if _, err := i.Issue(testPass()); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := i.Issue(testPass()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCanonicalFull canonicalises a badge processing its contexts
+// each time, as before they were kept.
+func BenchmarkCanonicalFull(b *testing.B) {
+	doc := testIssuer(b, 1).Badge(testPass())
+	for b.Loop() {
+		if _, err := canonicalFull(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCanonical canonicalises a badge from the kept contexts.
+func BenchmarkCanonical(b *testing.B) {
+	doc := testIssuer(b, 1).Badge(testPass())
+	for b.Loop() {
+		if _, err := canonical(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
