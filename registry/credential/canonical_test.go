@@ -37,7 +37,9 @@ func TestCanonicalMatchesFullProcessing(t *testing.T) {
 	bare := testPass()
 	bare.Score, bare.MaxScore, bare.PassingScore, bare.ExpiresAt = nil, nil, nil, time.Time{}
 	withStatus := testPass()
-	withStatus.Status = Entry(func(n int64) string { return fmt.Sprintf("https://registry.example:8443/api/v1/credentials/status/%d", n) }, 7)
+	withStatus.Status = Entry(func(n int64) string {
+		return fmt.Sprintf("https://registry.example:8443/api/v1/credentials/status/%d", n)
+	}, 7)
 	signed, err := i.Issue(testPass())
 	if err != nil {
 		t.Fatal(err)

@@ -30,8 +30,8 @@ var migrations embed.FS
 
 // Store is the registry on SQLite.
 type Store struct {
-	db   *sql.DB
-	path string
+	db        *sql.DB
+	path      string
 	syncCache syncCache
 	stmts     sync.Map   // query text → *sql.Stmt
 	wmu       sync.Mutex // one writer at a time in this process
