@@ -28,17 +28,16 @@ func canonical(doc map[string]any) (string, error) {
 			body[k] = v
 		}
 	}
-	opts := canonicalOptions()
 	api := ld.NewJsonLdApi()
-	expanded, err := api.Expand(active, "", body, opts, false, nil)
+	expanded, err := api.Expand(active, "", body, toRDFOptions(), false, nil)
 	if err != nil {
 		return "", err
 	}
-	dataset, err := api.ToRDF(expandedList(expanded), opts)
+	dataset, err := api.ToRDF(expandedList(expanded), toRDFOptions())
 	if err != nil {
 		return "", err
 	}
-	out, err := api.Normalize(dataset, opts)
+	out, err := api.Normalize(dataset, canonicalOptions())
 	if err != nil {
 		return "", err
 	}
@@ -69,6 +68,19 @@ func canonicalOptions() *ld.JsonLdOptions {
 	opts.Format = "application/n-quads"
 	opts.DocumentLoader = loader{}
 	opts.SafeMode = true
+	return opts
+}
+
+// toRDFOptions are the options json-gold's Normalize expands and converts
+// to RDF with: its own, keeping only the processing mode and the document
+// loader of the caller's (so SafeMode does not apply to expansion there,
+// and must not here, or the same document would canonicalise differently).
+func toRDFOptions() *ld.JsonLdOptions {
+	n := canonicalOptions()
+	opts := ld.NewJsonLdOptions(n.Base)
+	opts.ProcessingMode = n.ProcessingMode
+	opts.Format = ""
+	opts.DocumentLoader = n.DocumentLoader
 	return opts
 }
 
@@ -124,7 +136,7 @@ func processedContext(value any) (*ld.Context, bool, error) {
 	if c, ok := contexts.Load(key); ok {
 		return c.(*ld.Context), true, nil
 	}
-	c, err := ld.NewContext(nil, canonicalOptions()).Parse(value)
+	c, err := ld.NewContext(nil, toRDFOptions()).Parse(value)
 	if err != nil {
 		return nil, false, err
 	}

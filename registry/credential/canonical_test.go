@@ -57,6 +57,8 @@ func TestCanonicalMatchesFullProcessing(t *testing.T) {
 		"badge with status":           i.Badge(withStatus),
 		"proof options":               config,
 		"DID document":                i.DIDDocument(),
+		"attestation":                 unsigned(t, must(i.Attest("https://registry.example:8443/agents/ada", "https://b.example/agents/ada", "did:web:b.example", passedAt))),
+		"undefined property":          {"@context": []any{ContextVC, ContextOB}, "id": "urn:x", "type": []any{"VerifiableCredential"}, "notInAnyContext": "dropped"},
 		"one context as a string":     {"@context": ContextVC, "id": "urn:x", "type": "VerifiableCredential", "issuer": "did:web:x", "credentialSubject": map[string]any{"id": "urn:y"}},
 	}
 	for name, doc := range docs {
@@ -76,6 +78,18 @@ func TestCanonicalMatchesFullProcessing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unsigned is a signed document without its proof.
+func unsigned(t *testing.T, doc map[string]any) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for k, v := range doc {
+		if k != "proof" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TestCanonicalRefusesUnknownContexts: a context that is not embedded
