@@ -117,7 +117,7 @@ func (s *Server) withLogAndMetrics(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("path", loggedPath(c)),
 			slog.Int("status", status),
 			slog.Int64("bytes", c.Response().Size),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+			slog.Int64("duration_us", elapsed.Microseconds()), // an integer: slog encodes floats with encoding/json
 			slog.String("remote", c.RealIP()),
 		)
 		return nil
