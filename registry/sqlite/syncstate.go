@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"os"
 	"sync"
 
 	"github.com/sipregistry/sip/registry"
@@ -13,6 +14,14 @@ import (
 // for it: its PRAGMA data_version changes whenever any other connection
 // commits, in this process or another (a `sip sync` run on the same
 // file), and asking is cheaper than reading the state.
+//
+// Cheaper still, and tried first: the header of the WAL index (the -shm
+// file every connection to a WAL database shares), which every commit
+// rewrites (its change counter, last frame, salts and checksums). It is
+// kept in two copies, written one after the other; when both are equal
+// and equal to the header read before the state was last confirmed, no
+// transaction has committed since. Anything else (a header being written,
+// no -shm file) falls back to data_version.
 type syncCache struct {
 	mu      sync.Mutex
 	conn    *sql.Conn
@@ -21,7 +30,14 @@ type syncCache struct {
 	valid   bool
 	at      int64 // data_version when state was read
 	state   registry.SyncState
+
+	shm    *os.File
+	header [2 * walIndexHeader]byte // as read before state was last confirmed; zero when none
 }
+
+// walIndexHeader is the size of one copy of the WAL-index header
+// (https://sqlite.org/walformat.html#the_wal_index_file_format).
+const walIndexHeader = 48
 
 // SyncState returns the last applied sync.
 func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error) {
@@ -29,16 +45,40 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 	c := &s.syncCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	h, ok := c.walHeader()
+	if ok && c.valid && h == c.header {
+		return c.state, nil
+	}
 	if c.conn == nil {
-		if err := c.open(ctx, s.db); err != nil {
+		if err := c.open(ctx, s.db, s.path+"-shm"); err != nil {
 			return registry.SyncState{}, err
 		}
 	}
 	st, err := c.get(ctx)
 	if err != nil {
 		c.close() // a broken connection is replaced on the next call
+		return st, err
 	}
-	return st, err
+	// h was read before the state: a commit in between makes the next
+	// call's header differ, so the state is confirmed again.
+	c.header = [2 * walIndexHeader]byte{}
+	if ok {
+		c.header = h
+	}
+	return st, nil
+}
+
+// walHeader reads both copies of the WAL-index header; ok when they are
+// equal and initialised.
+func (c *syncCache) walHeader() (h [2 * walIndexHeader]byte, ok bool) {
+	if c.shm == nil {
+		return h, false
+	}
+	if n, err := c.shm.ReadAt(h[:], 0); err != nil || n != len(h) {
+		return h, false
+	}
+	const isInit = 12 // byte offset of the isInit flag in each copy
+	return h, [walIndexHeader]byte(h[:walIndexHeader]) == [walIndexHeader]byte(h[walIndexHeader:]) && h[isInit] == 1
 }
 
 func (c *syncCache) get(ctx context.Context) (registry.SyncState, error) {
@@ -69,7 +109,7 @@ func (c *syncCache) get(ctx context.Context) (registry.SyncState, error) {
 	return st, nil
 }
 
-func (c *syncCache) open(ctx context.Context, db *sql.DB) error {
+func (c *syncCache) open(ctx context.Context, db *sql.DB, shm string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -86,6 +126,12 @@ func (c *syncCache) open(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	c.conn, c.version, c.read, c.valid = conn, version, read, false
+	// The -shm file exists while a connection has the database open in
+	// WAL mode, as conn does (preparing read the schema). Without it,
+	// every call asks data_version.
+	if f, err := os.Open(shm); err == nil {
+		c.shm = f
+	}
 	return nil
 }
 
@@ -97,5 +143,8 @@ func (c *syncCache) close() {
 	c.version.Close()
 	c.read.Close()
 	c.conn.Close()
-	c.conn, c.version, c.read, c.valid = nil, nil, nil, false
+	if c.shm != nil {
+		c.shm.Close()
+	}
+	c.conn, c.version, c.read, c.valid, c.shm = nil, nil, nil, false, nil
 }

@@ -84,3 +84,18 @@ func TestSyncStateConcurrent(t *testing.T) {
 		t.Errorf("after the sync: generation %d, %v; want 1", st.Generation, err)
 	}
 }
+
+// BenchmarkSyncState asks for the sync state of a registry nothing
+// writes to, as every API request does.
+func BenchmarkSyncState(b *testing.B) {
+	s := MustOpen(b)
+	if _, err := registry.Sync(b.Context(), s, registry.Source{Files: []registry.File{siptest.SIP(1, "alpha", "active")}, Commit: "c1", Name: "t"}, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.SyncState(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
