@@ -54,17 +54,23 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 			return registry.SyncState{}, err
 		}
 	}
-	st, err := c.get(ctx)
+	var st registry.SyncState
+	if ok {
+		// The header moved: some transaction committed, perhaps not a
+		// sync, so read the state (data_version could only say the same).
+		// h was read before the state: a commit in between makes the next
+		// call's header differ, so the state is read again.
+		st, err = c.readState(ctx)
+		c.at, c.header = -1, h
+	} else {
+		st, err = c.get(ctx)
+		c.header = [2 * walIndexHeader]byte{}
+	}
 	if err != nil {
 		c.close() // a broken connection is replaced on the next call
 		return st, err
 	}
-	// h was read before the state: a commit in between makes the next
-	// call's header differ, so the state is confirmed again.
-	c.header = [2 * walIndexHeader]byte{}
-	if ok {
-		c.header = h
-	}
+	c.state, c.valid = st, true
 	return st, nil
 }
 
@@ -91,6 +97,14 @@ func (c *syncCache) get(ctx context.Context) (registry.SyncState, error) {
 	}
 	// A commit between the two reads leaves the state newer than v says:
 	// the next call reads it again, never keeps it stale.
+	st, err := c.readState(ctx)
+	if err == nil {
+		c.at = v
+	}
+	return st, err
+}
+
+func (c *syncCache) readState(ctx context.Context) (registry.SyncState, error) {
 	var st registry.SyncState
 	var at string
 	switch err := c.read.QueryRowContext(ctx).Scan(&st.Generation, &st.CommitSHA, &st.Source, &at); {
@@ -105,7 +119,6 @@ func (c *syncCache) get(ctx context.Context) (registry.SyncState, error) {
 		}
 		st.SyncedAt = t
 	}
-	c.state, c.at, c.valid = st, v, true
 	return st, nil
 }
 

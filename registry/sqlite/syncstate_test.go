@@ -15,6 +15,16 @@ import (
 // sync applied through another handle on the same file (as `sip sync`
 // in another process does) is seen by its next read, as is its own.
 func TestSyncStateSeesAnotherHandle(t *testing.T) {
+	for _, header := range []bool{true, false} {
+		name := "WAL-index header"
+		if !header {
+			name = "data_version"
+		}
+		t.Run(name, func(t *testing.T) { testSyncStateSeesAnotherHandle(t, header) })
+	}
+}
+
+func testSyncStateSeesAnotherHandle(t *testing.T, header bool) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "registry.db")
 	open := func() *sqlite.Store {
@@ -43,6 +53,10 @@ func TestSyncStateSeesAnotherHandle(t *testing.T) {
 		}
 	}
 	want("empty", 0, "")
+	if !header {
+		sqlite.ForgetWALHeader(server)
+		want("empty, by data_version", 0, "")
+	}
 	files := []registry.File{siptest.SIP(1, "alpha", "active")}
 	if _, err := registry.Sync(ctx, other, registry.Source{Files: files, Commit: "c1", Name: "t"}, t0); err != nil {
 		t.Fatal(err)
