@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"strings"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
