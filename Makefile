@@ -53,6 +53,9 @@ bench:
 	else \
 		time ./$(BIN) validate .cache/sips-10k; \
 	fi
+	$(GO) test -run '^$$' -bench SyncState -benchtime 20000x ./registry/sqlite
+	$(GO) test -run '^$$' -bench AccessLog -benchtime 100000x ./api
+	$(GO) run ./tools/readbench -sip ./$(BIN) -sizes 10,50,1000
 
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

@@ -13,7 +13,8 @@
 //	go run ./tools/readbench -sip bin/sip -sizes 10,50,1000
 //
 // PostgreSQL runs on a new database made for the run (and dropped after)
-// on -pg, unless -pg is empty.
+// on the server -pg names (SIP_TEST_DATABASE_URL, else the local one),
+// unless -pg is empty.
 package main
 
 import (
@@ -48,7 +49,11 @@ func main() {
 	}
 	sip := flag.String("sip", "bin/sip", "the sip binary")
 	sizes := flag.String("sizes", "10,50,1000", "numbers of evaluations, comma-separated")
-	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server to make a database on (empty: SQLite only)")
+	pgDefault := os.Getenv("SIP_TEST_DATABASE_URL")
+	if pgDefault == "" {
+		pgDefault = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	pg := flag.String("pg", pgDefault, "PostgreSQL server to make a database on (default SIP_TEST_DATABASE_URL, else the local one; empty: SQLite only)")
 	conns := flag.Int("c", 16, "connections")
 	d := flag.Duration("d", 3*time.Second, "duration of one measurement")
 	rounds := flag.Int("rounds", 3, "rounds: floor and each store, in turn")
