@@ -26,6 +26,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,12 +161,12 @@ func newDatabase(admin, name string) (string, func(), error) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", nil, err
 	}
-	cfg, err := pgx.ParseConfig(admin)
+	u, err := url.Parse(admin) // the same server and credentials, the new database
 	if err != nil {
 		return "", nil, err
 	}
-	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-	return url, func() {
+	u.Path = "/" + name
+	return u.String(), func() {
 		c, err := pgx.Connect(ctx, admin)
 		if err == nil {
 			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
