@@ -62,6 +62,9 @@ bench:
 	else \
 		time ./$(BIN) validate .cache/sips-10k; \
 	fi
+	$(GO) test -run '^$$' -bench SyncState -benchtime 20000x ./registry/sqlite
+	$(GO) test -run '^$$' -bench AccessLog -benchtime 100000x ./api
+	$(GO) run ./api/apitest/readbench -sip ./$(BIN) -sizes 10,50,1000
 
 ## bench-validate: sip validate on SafeMolt's corpus x250 (7,000 files, 48 MB) in one run with its floor
 ## (read + yaml.v3 decode, every CPU) and its peer (gray-matter + js-yaml from npm, parse only); peak RSS per command

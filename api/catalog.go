@@ -18,12 +18,14 @@ type registryReader interface {
 }
 
 // catalog keeps the registry's entries in memory for one sync generation.
-// Every request asks the store which generation is current (on SQLite one
-// small query; a PostgreSQL server answers from memory kept current by
-// LISTEN), so a sync applied by any replica is seen by the next request
-// (on PostgreSQL, once its notification arrives), and a database outage
-// fails the request instead of serving stale data (on PostgreSQL once the
-// LISTEN connection drops, or within a second).
+// Every request asks the store which generation is current (both stores
+// answer from memory: SQLite while the WAL-index header shows no new
+// commit, PostgreSQL while LISTEN brings no sync notification), so a sync
+// applied by any process or replica is seen by the next request (on
+// PostgreSQL, once its notification arrives), and a database outage fails
+// the request instead of serving stale data (on SQLite at the next commit
+// check, on PostgreSQL once the LISTEN connection drops, or within a
+// second).
 type catalog struct {
 	store   registryReader
 	metrics *metrics

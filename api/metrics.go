@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sipregistry/sip/registry/evaluation"
@@ -19,7 +20,25 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	reloads  prometheus.Counter
+
+	// byRoute keeps the collectors of each method, route and status seen,
+	// so a request costs no label hashing or formatting.
+	routeMu sync.RWMutex
+	byRoute map[routeKey]routeMetrics
 }
+
+type routeKey struct {
+	method, route string
+	status        int
+}
+
+type routeMetrics struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// maxRoutes bounds byRoute: methods are the client's to choose.
+const maxRoutes = 1024
 
 func newMetrics() *metrics {
 	m := &metrics{
@@ -41,8 +60,23 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
+	k := routeKey{method, route, status}
+	m.routeMu.RLock()
+	r, ok := m.byRoute[k]
+	m.routeMu.RUnlock()
+	if !ok {
+		r = routeMetrics{m.requests.WithLabelValues(method, route, strconv.Itoa(status)), m.duration.WithLabelValues(method, route)}
+		m.routeMu.Lock()
+		if m.byRoute == nil {
+			m.byRoute = map[routeKey]routeMetrics{}
+		}
+		if len(m.byRoute) < maxRoutes {
+			m.byRoute[k] = r
+		}
+		m.routeMu.Unlock()
+	}
+	r.requests.Inc()
+	r.duration.Observe(elapsed.Seconds())
 }
 
 // Registry returns the Prometheus registry, so the program can add its own

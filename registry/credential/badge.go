@@ -93,9 +93,10 @@ func (i *Issuer) Badge(p Pass) map[string]any {
 
 // Issue signs the badge of a pass. The proof is dated when the pass was
 // recorded: Ed25519 is deterministic, so the same pass and key always
-// give the same bytes, wherever and however often it is downloaded.
+// give the same bytes, wherever and however often it is downloaded, and
+// a credential signed once is kept (signedcache.go).
 func (i *Issuer) Issue(p Pass) (map[string]any, error) {
-	return i.Signer().Sign(i.Badge(p), p.PassedAt)
+	return signedCredentials.sign(i.Signer(), i.Badge(p), p.PassedAt)
 }
 
 func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -171,15 +171,6 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-func BenchmarkIssue(b *testing.B) {
-	i := testIssuer(b, 1)
-	for b.Loop() {
-		if _, err := i.Issue(testPass()); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func BenchmarkVerify(b *testing.B) {
 	i := testIssuer(b, 1)
 	raw := issued(b, i)

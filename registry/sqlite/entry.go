@@ -136,26 +136,6 @@ func (s *Store) Content(ctx context.Context, id string) (_ []byte, err error) {
 	return content, err
 }
 
-// SyncState returns the last applied sync.
-func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error) {
-	defer wrap(&err, "SyncState")
-	var st registry.SyncState
-	var at string
-	stmt, err := s.prepared(ctx)
-	if err != nil {
-		return st, err
-	}
-	err = stmt.QueryRowContext(ctx).Scan(&st.Generation, &st.CommitSHA, &st.Source, &at)
-	if err == sql.ErrNoRows {
-		return registry.SyncState{}, nil
-	}
-	if err != nil {
-		return st, err
-	}
-	st.SyncedAt, err = parseTime(at)
-	return st, err
-}
-
 // Heads lists every entry with the fields a sync plans on.
 func (s *Store) Heads(ctx context.Context) (_ []registry.Head, err error) {
 	defer wrap(&err, "Heads")

@@ -31,11 +31,9 @@ var migrations embed.FS
 
 // Store is the registry on SQLite.
 type Store struct {
-	db   *sql.DB
-	path string
-	// syncState is prepared once: every API request asks for it.
-	mu        sync.Mutex
-	syncState *sql.Stmt
+	db        *sql.DB
+	path      string
+	syncCache syncCache
 	stmts     sync.Map   // query text → *sql.Stmt
 	wmu       sync.Mutex // one writer at a time in this process
 	broker    broker.Broker[evaluation.SessionMessage]
@@ -61,9 +59,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(8)
+	// Eight for the work, one kept for the sync state (syncstate.go).
+	db.SetMaxOpenConns(9)
 	// Keep every connection: a new one parses the whole schema first.
-	db.SetMaxIdleConns(8)
+	db.SetMaxIdleConns(9)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{db: db, path: path}
 	if err := s.Ping(ctx); err != nil {
@@ -121,22 +120,6 @@ func PermissionProblems(path string) []string {
 	return out
 }
 
-// prepared returns the statement that reads the sync state, preparing it
-// once the schema exists.
-func (s *Store) prepared(ctx context.Context) (*sql.Stmt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.syncState != nil {
-		return s.syncState, nil
-	}
-	st, err := s.db.PrepareContext(ctx, "SELECT generation, commit_sha, source, synced_at FROM sync_state WHERE id = 1")
-	if err != nil {
-		return nil, err
-	}
-	s.syncState = st
-	return st, nil
-}
-
 // Migrate applies the embedded schema migrations that have not run yet.
 func (s *Store) Migrate(ctx context.Context) error {
 	fsys, err := fs.Sub(migrations, "migrations")
@@ -162,11 +145,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.syncState != nil {
-		s.syncState.Close()
-	}
+	s.syncCache.mu.Lock()
+	s.syncCache.close()
+	s.syncCache.mu.Unlock()
 	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return s.db.Close()
 }
