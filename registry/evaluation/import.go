@@ -82,7 +82,4 @@ type ImportStore interface {
 	ImportBatch(ctx context.Context, b *ImportBatch) (ImportCounts, error)
 	// ImportVersions lists every SIP's version rows, oldest first.
 	ImportVersions(ctx context.Context) ([]VersionRef, error)
-	// ImportedCount counts the records of a kind ("agent" or "result")
-	// the ledger holds for a source.
-	ImportedCount(ctx context.Context, source, kind string) (int, error)
 }

@@ -1,6 +1,7 @@
 package registrytest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +17,10 @@ import (
 type ImportFullStore interface {
 	FullStore
 	evaluation.ImportStore
+	// ImportedCount counts the records of a kind ("agent" or "result")
+	// the import ledger holds for a source: what the tests check the
+	// ledger by (no program needs it).
+	ImportedCount(ctx context.Context, source, kind string) (int, error)
 }
 
 // RunImportStoreTests runs the import half of the conformance suite.
