@@ -109,6 +109,7 @@ type Server struct {
 	lists                    map[string][]byte // signed status lists by list and revoked bits
 	readyDetails             func(context.Context) map[string]string
 	judgeStatus              func() string // the judge's health, a /readyz detail (SetJudgeStatus)
+	drafts                   drafts        // the registry proposed SIPs are checked against
 }
 
 // NewServer builds a server; it starts nothing.
@@ -168,6 +169,7 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
 	e.GET("/api/v1/sealing-key", s.sealingKey)
+	s.mountContribute(e)
 	if s.serves.Agents {
 		perMinute := cfg.PublicRate
 		if perMinute == 0 {

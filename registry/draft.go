@@ -123,7 +123,7 @@ func CheckDraft(ctx DraftContext, d Draft) DraftCheck {
 			SortProblems(out)
 		}
 	}
-	next := nextFree(opts, head)
+	next := nextFree(opts, nil)
 	for n := range ctx.Removed {
 		next = max(next, n+1)
 	}

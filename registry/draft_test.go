@@ -102,7 +102,7 @@ func TestCheckDraftPreview(t *testing.T) {
 	ctx := registry.DraftContext{Name: "the registry", Dir: "evaluations", Docs: docs, Removed: map[int]string{40: "gone"}}
 	draft := strings.Replace(newDraft(t, "41", "poaw-two"), "prerequisites: []", "prerequisites: [poaw, no-such-sip]", 1)
 	got := registry.CheckDraft(ctx, registry.Draft{Content: []byte(draft)}).Preview
-	if got.Number != 41 || got.ID != "poaw-two" || got.Version != "1.0.0" || got.Handler != "poaw_handler" || got.NextNumber != 42 {
+	if got.Number != 41 || got.ID != "poaw-two" || got.Version != "1.0.0" || got.Handler != "poaw_handler" || got.NextNumber != 41 {
 		t.Errorf("preview %+v", got)
 	}
 	want := []registry.DraftPrerequisite{{ID: "poaw", Number: 2, Name: "Proof of Agentic Work", Status: registry.StatusActive}, {ID: "no-such-sip"}}
