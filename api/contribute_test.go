@@ -65,7 +65,6 @@ func validateBody(t *testing.T, content string, isNew bool) *bytes.Reader {
 	return bytes.NewReader(b)
 }
 
-
 // TestValidateSIP: the endpoint reports what the repository's check
 // reports for the same file beside the registry's SIPs, at the same lines.
 func TestValidateSIP(t *testing.T) {
