@@ -159,4 +159,7 @@ func (s *Server) validateSIP(c echo.Context) error {
 func (s *Server) mountContribute(e *echo.Echo) {
 	checks := newLimiter(120, 60, s.now)
 	e.POST("/api/v1/sips/validate", checks.limited(s.validateSIP))
+	if s.serves.Results { // the site's pages
+		s.mountContributePages(e, checks)
+	}
 }

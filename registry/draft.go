@@ -43,6 +43,9 @@ type DraftCheck struct {
 	Path     string
 	Problems []Problem
 	Preview  DraftPreview
+	// Entry is the SIP as the registry would hold it after a merge (nil
+	// when the draft declares none), for showing its page.
+	Entry *Entry
 }
 
 // DraftPreview is what a merge of the draft would do to the registry.
@@ -127,7 +130,11 @@ func CheckDraft(ctx DraftContext, d Draft) DraftCheck {
 	for n := range ctx.Removed {
 		next = max(next, n+1)
 	}
-	return DraftCheck{Path: p, Problems: out, Preview: previewDraft(ctx, doc, before, next)}
+	ch := DraftCheck{Path: p, Problems: out, Preview: previewDraft(ctx, doc, before, next)}
+	if doc.SIP != nil {
+		ch.Entry = entryOf(doc)
+	}
+	return ch
 }
 
 func previewDraft(ctx DraftContext, doc, before *Document, next int) DraftPreview {
