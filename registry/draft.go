@@ -114,6 +114,21 @@ func CheckDraft(ctx DraftContext, d Draft) DraftCheck {
 	opts := ctx.Options
 	opts.Dir = dir
 	opts.Base = &Snapshot{Name: ctx.Name, Docs: ctx.Docs}
+	if opts.Body.Exists == nil {
+		// Every file the SIP folder's rules read is a SIP the registry
+		// holds (a sync refuses a folder with a broken one), so a link to
+		// another is to no file; other files are unknown here.
+		held := make(map[string]bool, len(head))
+		for _, h := range head {
+			held[h.Path] = true
+		}
+		opts.Body.Exists = func(name string) (bool, bool) {
+			if !Reads(dir, name) {
+				return false, false
+			}
+			return held[name], true
+		}
+	}
 	var out []Problem
 	for _, pr := range Validate(head, opts) {
 		if pr.Path == p {
