@@ -195,3 +195,42 @@ func TestValidateSIPRateLimit(t *testing.T) {
 		t.Errorf("61st check: status %d code %q", resp.StatusCode, e.ErrorDetail.Code)
 	}
 }
+
+// TestValidateSIPDuringSyncs: checks running while syncs are applied
+// each see one whole registry (the number is free before the sync that
+// takes it, and taken after), and race nothing.
+func TestValidateSIPDuringSyncs(t *testing.T) {
+	t.Parallel()
+	s := backends["sqlite"](t)
+	syncFiles(t, s, "c1", fixture()...)
+	srv := httptest.NewServer(api.NewServer(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	draft := string(siptest.SIP(5, "delta", "draft").Content)
+	done := make(chan []string)
+	for range 4 {
+		go func() {
+			var rules []string
+			for range 10 {
+				resp, err := http.Post(srv.URL+"/api/v1/sips/validate", "application/json", validateBody(t, draft, true))
+				if err != nil {
+					done <- []string{err.Error()}
+					return
+				}
+				var v validation
+				json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+				rules = append(rules, strings.Join(v.errorRules(), ","))
+			}
+			done <- rules
+		}()
+	}
+	files := fixture()
+	syncFiles(t, s, "c2", append(files, siptest.SIP(5, "epsilon", "draft"))...)
+	for range 4 {
+		for _, r := range <-done {
+			if r != "" && r != "sip-duplicate" && r != "file-name-mismatch,sip-duplicate" {
+				t.Errorf("a check saw %q", r)
+			}
+		}
+	}
+}
