@@ -90,9 +90,8 @@ func (s *Server) contributeNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	next := registry.CheckDraft(*dc, registry.Draft{Content: []byte("-"), New: true}).Preview.NextNumber
 	page := s.editorPage(c, "fields")
-	page.F = registry.NewDraftFields(t, next, s.now())
+	page.F = registry.NewDraftFields(t, dc.NextNumber(), s.now())
 	return s.renderEditor(c, page)
 }
 

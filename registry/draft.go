@@ -141,11 +141,7 @@ func CheckDraft(ctx DraftContext, d Draft) DraftCheck {
 			SortProblems(out)
 		}
 	}
-	next := nextFree(opts, nil)
-	for n := range ctx.Removed {
-		next = max(next, n+1)
-	}
-	ch := DraftCheck{Path: p, Problems: out, Preview: previewDraft(ctx, doc, before, next)}
+	ch := DraftCheck{Path: p, Problems: out, Preview: previewDraft(ctx, doc, before, ctx.NextNumber())}
 	if doc.SIP != nil {
 		ch.Entry = entryOf(doc)
 	}
@@ -189,6 +185,16 @@ func previewDraft(ctx DraftContext, doc, before *Document, next int) DraftPrevie
 		pv.Prerequisites = append(pv.Prerequisites, pr)
 	}
 	return pv
+}
+
+// NextNumber is the first number after every number the registry holds,
+// has removed, or sees claimed (Options.Claimed): what a new SIP takes.
+func (ctx DraftContext) NextNumber() int {
+	next := nextFree(Options{Claimed: ctx.Options.Claimed, Base: &Snapshot{Docs: ctx.Docs}}, nil)
+	for n := range ctx.Removed {
+		next = max(next, n+1)
+	}
+	return next
 }
 
 // removedNumberProblem is the problem of a SIP taking the number of the
