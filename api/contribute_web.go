@@ -163,7 +163,10 @@ func (s *Server) contributeCheck(c echo.Context) error {
 		if err := webPages["contribute_editor"].ExecuteTemplate(&buf, "results", page); err != nil {
 			return err
 		}
-		c.Response().Header().Set("Cache-Control", "no-store")
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", editorCSP)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
 		return c.HTMLBlob(http.StatusOK, buf.Bytes())
 	}
 	return s.renderEditor(c, page)

@@ -121,8 +121,8 @@ func TestContributeNewSIP(t *testing.T) {
 	// Only the results, for the script.
 	form.Set("action", "check")
 	form.Set("partial", "1")
-	_, part := b.post("/contribute", form)
-	if strings.Contains(part, "<html") || !strings.Contains(part, `id="check"`) {
+	resp, part := b.post("/contribute", form)
+	if strings.Contains(part, "<html") || !strings.Contains(part, `id="check"`) || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 		t.Errorf("partial:\n%s", part)
 	}
 
