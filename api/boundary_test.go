@@ -20,6 +20,7 @@ import (
 var remainingStoreCalls = []string{
 	"catalog.go store.Entries",
 	"catalog.go store.SyncState",
+	"contribute.go store.Content",
 	"evaluations.go store.Versions",
 	"health.go store.Ping",
 	"web_pages.go store.Versions",

@@ -14,6 +14,7 @@ type registryReader interface {
 	SyncState(ctx context.Context) (registry.SyncState, error)
 	Entries(ctx context.Context, f registry.EntryFilter) ([]*registry.Entry, error)
 	Versions(ctx context.Context, id string) ([]registry.Version, error)
+	Content(ctx context.Context, id string) ([]byte, error)
 	Ping(ctx context.Context) error
 }
 

@@ -48,8 +48,14 @@ type Config struct {
 	// Version is reported by /healthz and in the OpenAPI document.
 	Version string
 	// CommitURL links a version's commit on the web pages: a URL with
-	// {sha} where the commit goes (no links when empty).
+	// {sha} where the commit goes (no links when empty). A GitHub
+	// repository's (https://github.com/OWNER/REPO/commit/{sha}) also
+	// gives the SIP pages their source file and the editor GitHub's
+	// new-file page.
 	CommitURL string
+	// SourceBranch is the repository's default branch, where the editor
+	// proposes new files ("main" when empty).
+	SourceBranch string
 	// Webhook, when set, receives the GitHub App's webhooks at
 	// WebhookPath; it reads the body itself, under its own cap.
 	Webhook echo.HandlerFunc
@@ -111,6 +117,8 @@ type Server struct {
 	lists                    map[string][]byte // signed status lists by list and revoked bits
 	readyDetails             func(context.Context) map[string]string
 	judgeStatus              func() string // the judge's health, a /readyz detail (SetJudgeStatus)
+	drafts                   drafts        // the registry proposed SIPs are checked against
+	sourceBranch             string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -140,7 +148,10 @@ func NewServer(cfg Config) *Server {
 		s.stats = newStatsCache(cfg.Stats, s.now)
 		s.metrics.registry.MustRegister(&overviewCollector{server: s})
 	}
-	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
+	s.markdown, s.commitURL, s.sourceBranch = newMarkdown(), cfg.CommitURL, cfg.SourceBranch
+	if s.sourceBranch == "" {
+		s.sourceBranch = "main"
+	}
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -170,6 +181,7 @@ func NewServer(cfg Config) *Server {
 	e.GET("/api/v1/evaluations/:ref", s.getEvaluation)
 	e.GET("/api/v1/evaluations/:ref/versions", s.listVersions)
 	e.GET("/api/v1/sealing-key", s.sealingKey)
+	s.mountContribute(e)
 	if s.serves.Agents {
 		perMinute := cfg.PublicRate
 		if perMinute == 0 {

@@ -214,6 +214,9 @@ type evaluationPage struct {
 	Results    []resultRow
 	Passes     int
 	StatsLink  bool
+	// ProposeURL opens the editor on this SIP; SourceURL is its file in
+	// the repository. Neither is set on the editor's preview.
+	ProposeURL, SourceURL string
 }
 
 // evaluationDetail serves /evaluations/{sip}: the whole SIP, rendered.
@@ -228,7 +231,11 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 		return notFound("no evaluation "+quote(c.Param("ref")), "See /evaluations for the list.")
 	}
 	page := evaluationPage{pageBase: pageBase{Title: fmt.Sprintf("SIP-%d: %s", e.Number, e.Name), Nav: "evaluations", Version: s.version},
-		E: e, Body: s.markdown.render(e.ContentSHA256, e.Body), Chain: chain(snap, e), StatsLink: s.stats != nil}
+		E: e, Body: s.markdown.render(e.ContentSHA256, e.Body), Chain: chain(snap, e), StatsLink: s.stats != nil,
+		SourceURL: s.sourceURL(snap, e)}
+	if !e.Removed {
+		page.ProposeURL = fmt.Sprintf("/contribute/edit/SIP-%d", e.Number)
+	}
 	for _, other := range snap.entries {
 		if !other.Removed && slices.Contains(other.Prerequisites, e.ID) {
 			page.RequiredBy = append(page.RequiredBy, other)

@@ -237,9 +237,7 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 		s := d.SIP
 		// Numbers of removed SIPs stay theirs: results and links name them.
 		if e := byNumber[s.Number]; e != nil && e.Removed && e.ID != s.ID {
-			problems = append(problems, problemAt(d, d.Span("sip"), SeverityError, "sip-duplicate",
-				"Take a number that no SIP, removed or not, has used.",
-				"SIP number %d belongs to %q, whose file was removed; numbers are never reused", s.Number, e.ID))
+			problems = append(problems, removedNumberProblem(d, e.ID))
 		}
 		seen[s.ID] = true
 		if d.unchanged {

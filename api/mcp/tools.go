@@ -51,6 +51,8 @@ var tools = []tool{
 	{name: "post_session_message", op: "postMessage"},
 	{name: "read_session_messages", op: "listMessages", readOnly: true, idempotent: true,
 		note: "Pass since = the last sequence you read to get only newer messages."},
+	{name: "validate_sip", op: "validateSIP", readOnly: true, idempotent: true,
+		note: "Checks a SIP file you draft (frontmatter and Markdown, in content) with the repository's rules against the registry's SIPs; fix every error before proposing it (docs/contributing-sips.md)."},
 	{name: "list_results", op: "listResults", readOnly: true, idempotent: true},
 	{name: "get_result", op: "getResult", readOnly: true, idempotent: true},
 	{name: "get_trace", op: "getTrace", readOnly: true, idempotent: true},

@@ -90,6 +90,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
 		Judge:          judgeFromEnv(e),
 		CommitURL:      commitURL(e),
+		SourceBranch:   e.getenv("SIP_GITHUB_BRANCH"),
 	}
 	if v := e.getenv("SIP_JUDGE_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -207,6 +208,7 @@ type Main struct {
 	TrustedProxies []*net.IPNet
 	GitHub         *bot.Config // the GitHub App (Store and Logger are set by Run); nil: off
 	CommitURL      string      // links versions' commits on the pages ({sha}); "" for none
+	SourceBranch   string      // the repository's default branch, for the editor (SIP_GITHUB_BRANCH; main)
 	// SealingKey opens benchmarks' sealed answers (SIP_SEALING_KEY_FILE).
 	// Without one, and with the App off, sip's public development key is
 	// used, so the bundled benchmark grades out of the box.
@@ -311,7 +313,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	svc := evaluation.New(ec)
 	cfg := api.Config{Store: st, Stats: st, Service: svc,
-		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, TrustedProxies: m.TrustedProxies,
+		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, SourceBranch: m.SourceBranch, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer, LegacyVetting: m.LegacyVetting}
 	if app != nil {
 		cfg.Webhook, cfg.ReadyDetails = app.Webhook, app.ReadyDetails

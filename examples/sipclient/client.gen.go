@@ -1341,6 +1341,63 @@ func (e ListSIPs200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ValidateSIP200JSONResponseBodyPreviewChange.
+const (
+	ValidateSIP200JSONResponseBodyPreviewChangeEdit      ValidateSIP200JSONResponseBodyPreviewChange = "edit"
+	ValidateSIP200JSONResponseBodyPreviewChangeEmpty     ValidateSIP200JSONResponseBodyPreviewChange = ""
+	ValidateSIP200JSONResponseBodyPreviewChangeNew       ValidateSIP200JSONResponseBodyPreviewChange = "new"
+	ValidateSIP200JSONResponseBodyPreviewChangeUnchanged ValidateSIP200JSONResponseBodyPreviewChange = "unchanged"
+)
+
+// Valid indicates whether the value is a known member of the ValidateSIP200JSONResponseBodyPreviewChange enum.
+func (e ValidateSIP200JSONResponseBodyPreviewChange) Valid() bool {
+	switch e {
+	case ValidateSIP200JSONResponseBodyPreviewChangeEdit:
+		return true
+	case ValidateSIP200JSONResponseBodyPreviewChangeEmpty:
+		return true
+	case ValidateSIP200JSONResponseBodyPreviewChangeNew:
+		return true
+	case ValidateSIP200JSONResponseBodyPreviewChangeUnchanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ValidateSIP200JSONResponseBodyProblemsSeverity.
+const (
+	ValidateSIP200JSONResponseBodyProblemsSeverityError   ValidateSIP200JSONResponseBodyProblemsSeverity = "error"
+	ValidateSIP200JSONResponseBodyProblemsSeverityWarning ValidateSIP200JSONResponseBodyProblemsSeverity = "warning"
+)
+
+// Valid indicates whether the value is a known member of the ValidateSIP200JSONResponseBodyProblemsSeverity enum.
+func (e ValidateSIP200JSONResponseBodyProblemsSeverity) Valid() bool {
+	switch e {
+	case ValidateSIP200JSONResponseBodyProblemsSeverityError:
+		return true
+	case ValidateSIP200JSONResponseBodyProblemsSeverityWarning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ValidateSIP200JSONResponseBodySuccess.
+const (
+	ValidateSIP200JSONResponseBodySuccessTrue ValidateSIP200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ValidateSIP200JSONResponseBodySuccess enum.
+func (e ValidateSIP200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ValidateSIP200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Agent defines model for Agent.
 type Agent struct {
 	CreatedAt         Timestamp `json:"created_at"`
@@ -2224,6 +2281,24 @@ type GetSealingKey200JSONResponseBodySuccess bool
 // ListSIPs200JSONResponseBodySuccess defines parameters for ListSIPs.
 type ListSIPs200JSONResponseBodySuccess bool
 
+// ValidateSIPJSONBody defines parameters for ValidateSIP.
+type ValidateSIPJSONBody struct {
+	// Content The whole file, YAML frontmatter and Markdown body.
+	Content string `json:"content"`
+
+	// New The file proposes a new SIP: when its number's file exists, the number is taken (sip-duplicate) rather than the file being checked as a change to that SIP.
+	New *bool `json:"new,omitempty"`
+}
+
+// ValidateSIP200JSONResponseBodyPreviewChange defines parameters for ValidateSIP.
+type ValidateSIP200JSONResponseBodyPreviewChange string
+
+// ValidateSIP200JSONResponseBodyProblemsSeverity defines parameters for ValidateSIP.
+type ValidateSIP200JSONResponseBodyProblemsSeverity string
+
+// ValidateSIP200JSONResponseBodySuccess defines parameters for ValidateSIP.
+type ValidateSIP200JSONResponseBodySuccess bool
+
 // GithubWebhookJSONBody defines parameters for GithubWebhook.
 type GithubWebhookJSONBody = map[string]interface{}
 
@@ -2283,6 +2358,9 @@ type SubmitJSONRequestBody = Submission
 
 // RevokeResultJSONRequestBody defines body for RevokeResult for application/json ContentType.
 type RevokeResultJSONRequestBody RevokeResultJSONBody
+
+// ValidateSIPJSONRequestBody defines body for ValidateSIP for application/json ContentType.
+type ValidateSIPJSONRequestBody ValidateSIPJSONBody
 
 // GithubWebhookJSONRequestBody defines body for GithubWebhook for application/json ContentType.
 type GithubWebhookJSONRequestBody = GithubWebhookJSONBody
@@ -3349,6 +3427,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/sips (the `ListSIPs` operationId).
 	ListSIPs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ValidateSIPWithBody Validate a SIP file
+	//
+	// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+	ValidateSIPWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ValidateSIP Validate a SIP file
+	//
+	// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+	ValidateSIP(ctx context.Context, body ValidateSIPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Healthz Liveness
 	//
@@ -4504,6 +4600,44 @@ func (c *Client) GetSealingKey(ctx context.Context, reqEditors ...RequestEditorF
 // Corresponds with GET /api/v1/sips (the `ListSIPs` operationId).
 func (c *Client) ListSIPs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSIPsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ValidateSIPWithBody Validate a SIP file
+//
+// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+func (c *Client) ValidateSIPWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewValidateSIPRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ValidateSIP Validate a SIP file
+//
+// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+func (c *Client) ValidateSIP(ctx context.Context, body ValidateSIPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewValidateSIPRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6441,6 +6575,46 @@ func NewListSIPsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewValidateSIPRequest calls the generic ValidateSIP builder with application/json body
+func NewValidateSIPRequest(server string, body ValidateSIPJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewValidateSIPRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewValidateSIPRequestWithBody constructs an http.Request for the ValidateSIP method, with any body, and a specified content type
+func NewValidateSIPRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sips/validate")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewHealthzRequest constructs an http.Request for the Healthz method
 func NewHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -7230,6 +7404,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/sips (the `ListSIPs` operationId).
 	ListSIPsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSIPsResponse, error)
+
+	// ValidateSIPWithBodyWithResponse Validate a SIP file
+	//
+	// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+	ValidateSIPWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ValidateSIPResponse, error)
+
+	// ValidateSIPWithResponse Validate a SIP file
+	//
+	// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+	ValidateSIPWithResponse(ctx context.Context, body ValidateSIPJSONRequestBody, reqEditors ...RequestEditorFn) (*ValidateSIPResponse, error)
 
 	// HealthzWithResponse Liveness
 	//
@@ -10882,6 +11074,169 @@ func (r ListSIPsResponse) ContentType() string {
 	return ""
 }
 
+type ValidateSIPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Errors int `json:"errors"`
+
+		// Path Where the file was checked, e.g. evaluations/SIP-9.md.
+		Path    string `json:"path"`
+		Preview struct {
+			// Change What a merge would do; empty when the file declares no SIP.
+			Change  ValidateSIP200JSONResponseBodyPreviewChange `json:"change"`
+			Handler string                                      `json:"handler"`
+			Id      string                                      `json:"id"`
+			Name    string                                      `json:"name"`
+
+			// NextNumber The first number no SIP holds: what a new SIP takes.
+			NextNumber    int `json:"next_number"`
+			Prerequisites []struct {
+				Id string `json:"id"`
+
+				// Known The registry holds this SIP.
+				Known  bool    `json:"known"`
+				Name   *string `json:"name,omitempty"`
+				Sip    *int    `json:"sip,omitempty"`
+				Status *string `json:"status,omitempty"`
+			} `json:"prerequisites"`
+
+			// PreviousVersion The version the registry holds, for an edit.
+			PreviousVersion *string `json:"previous_version,omitempty"`
+			Sip             int     `json:"sip"`
+			Status          string  `json:"status"`
+			Type            string  `json:"type"`
+			Version         string  `json:"version"`
+		} `json:"preview"`
+		Problems []struct {
+			Column  int    `json:"column"`
+			EndLine int    `json:"end_line"`
+			Hint    string `json:"hint"`
+
+			// Line From 1; 0 when the problem is about the whole file.
+			Line    int    `json:"line"`
+			Message string `json:"message"`
+
+			// Rule The rule's id (docs/rules.md).
+			Rule     string                                         `json:"rule"`
+			Severity ValidateSIP200JSONResponseBodyProblemsSeverity `json:"severity"`
+		} `json:"problems"`
+		Success  ValidateSIP200JSONResponseBodySuccess `json:"success"`
+		Valid    bool                                  `json:"valid"`
+		Warnings int                                   `json:"warnings"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ValidateSIPResponse) GetJSON200() *struct {
+	Errors int `json:"errors"`
+
+	// Path Where the file was checked, e.g. evaluations/SIP-9.md.
+	Path    string `json:"path"`
+	Preview struct {
+		// Change What a merge would do; empty when the file declares no SIP.
+		Change  ValidateSIP200JSONResponseBodyPreviewChange `json:"change"`
+		Handler string                                      `json:"handler"`
+		Id      string                                      `json:"id"`
+		Name    string                                      `json:"name"`
+
+		// NextNumber The first number no SIP holds: what a new SIP takes.
+		NextNumber    int `json:"next_number"`
+		Prerequisites []struct {
+			Id string `json:"id"`
+
+			// Known The registry holds this SIP.
+			Known  bool    `json:"known"`
+			Name   *string `json:"name,omitempty"`
+			Sip    *int    `json:"sip,omitempty"`
+			Status *string `json:"status,omitempty"`
+		} `json:"prerequisites"`
+
+		// PreviousVersion The version the registry holds, for an edit.
+		PreviousVersion *string `json:"previous_version,omitempty"`
+		Sip             int     `json:"sip"`
+		Status          string  `json:"status"`
+		Type            string  `json:"type"`
+		Version         string  `json:"version"`
+	} `json:"preview"`
+	Problems []struct {
+		Column  int    `json:"column"`
+		EndLine int    `json:"end_line"`
+		Hint    string `json:"hint"`
+
+		// Line From 1; 0 when the problem is about the whole file.
+		Line    int    `json:"line"`
+		Message string `json:"message"`
+
+		// Rule The rule's id (docs/rules.md).
+		Rule     string                                         `json:"rule"`
+		Severity ValidateSIP200JSONResponseBodyProblemsSeverity `json:"severity"`
+	} `json:"problems"`
+	Success  ValidateSIP200JSONResponseBodySuccess `json:"success"`
+	Valid    bool                                  `json:"valid"`
+	Warnings int                                   `json:"warnings"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ValidateSIPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ValidateSIPResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ValidateSIPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ValidateSIPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ValidateSIPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ValidateSIPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ValidateSIPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ValidateSIPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type HealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12041,6 +12396,36 @@ func (c *ClientWithResponses) ListSIPsWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseListSIPsResponse(rsp)
+}
+
+// ValidateSIPWithBodyWithResponse Validate a SIP file
+//
+// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+func (c *ClientWithResponses) ValidateSIPWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ValidateSIPResponse, error) {
+	rsp, err := c.ValidateSIPWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseValidateSIPResponse(rsp)
+}
+
+// ValidateSIPWithResponse Validate a SIP file
+//
+// Check a SIP file's text with the rules the repository's check applies (`sip validate`, the GitHub App's check run; docs/rules.md), against the SIPs the registry holds now: its own rules, the rules across files (numbers, ids, prerequisites, links between SIPs), the edit rules when the file is at the path of a SIP the registry holds (version raised, `updated_at` advanced, status forward), and the numbers of removed SIPs, never reused. Only the file's own problems are returned, with the line and column each is at. Numbers claimed by open pull requests and links to files that are not SIPs are checked by the App only. `preview` says what merging the file would change in the registry. The body is at most 1 MiB; at most 120 checks a minute per client address (bursts of 60).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sips/validate (the `ValidateSIP` operationId).
+func (c *ClientWithResponses) ValidateSIPWithResponse(ctx context.Context, body ValidateSIPJSONRequestBody, reqEditors ...RequestEditorFn) (*ValidateSIPResponse, error) {
+	rsp, err := c.ValidateSIP(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseValidateSIPResponse(rsp)
 }
 
 // HealthzWithResponse Liveness
@@ -14819,6 +15204,107 @@ func ParseListSIPsResponse(rsp *http.Response) (*ListSIPsResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseValidateSIPResponse parses an HTTP response from a ValidateSIPWithResponse call
+func ParseValidateSIPResponse(rsp *http.Response) (*ValidateSIPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ValidateSIPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Errors int `json:"errors"`
+
+			// Path Where the file was checked, e.g. evaluations/SIP-9.md.
+			Path    string `json:"path"`
+			Preview struct {
+				// Change What a merge would do; empty when the file declares no SIP.
+				Change  ValidateSIP200JSONResponseBodyPreviewChange `json:"change"`
+				Handler string                                      `json:"handler"`
+				Id      string                                      `json:"id"`
+				Name    string                                      `json:"name"`
+
+				// NextNumber The first number no SIP holds: what a new SIP takes.
+				NextNumber    int `json:"next_number"`
+				Prerequisites []struct {
+					Id string `json:"id"`
+
+					// Known The registry holds this SIP.
+					Known  bool    `json:"known"`
+					Name   *string `json:"name,omitempty"`
+					Sip    *int    `json:"sip,omitempty"`
+					Status *string `json:"status,omitempty"`
+				} `json:"prerequisites"`
+
+				// PreviousVersion The version the registry holds, for an edit.
+				PreviousVersion *string `json:"previous_version,omitempty"`
+				Sip             int     `json:"sip"`
+				Status          string  `json:"status"`
+				Type            string  `json:"type"`
+				Version         string  `json:"version"`
+			} `json:"preview"`
+			Problems []struct {
+				Column  int    `json:"column"`
+				EndLine int    `json:"end_line"`
+				Hint    string `json:"hint"`
+
+				// Line From 1; 0 when the problem is about the whole file.
+				Line    int    `json:"line"`
+				Message string `json:"message"`
+
+				// Rule The rule's id (docs/rules.md).
+				Rule     string                                         `json:"rule"`
+				Severity ValidateSIP200JSONResponseBodyProblemsSeverity `json:"severity"`
+			} `json:"problems"`
+			Success  ValidateSIP200JSONResponseBodySuccess `json:"success"`
+			Valid    bool                                  `json:"valid"`
+			Warnings int                                   `json:"warnings"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
