@@ -143,6 +143,9 @@ func NewServer(cfg Config) *Server {
 		s.metrics.registry.MustRegister(&overviewCollector{server: s})
 	}
 	s.markdown, s.commitURL = newMarkdown(), cfg.CommitURL
+	if s.serves.Results {
+		webPages() // parsed now, so that the first page does not wait
+	}
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -106,8 +106,9 @@ func outcomeTitle(o evaluation.Outcome) string {
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
-// webPages are the page templates, each with the layout, parsed at the
-// first page served (not at start: every sip command would pay for it).
+// webPages are the page templates, each with the layout, parsed when a
+// server is built (NewServer), not at package initialisation, which every
+// sip command would pay for.
 var webPages = sync.OnceValue(func() map[string]*template.Template {
 	names, err := fs.Glob(webFS, "templates/web/*.html")
 	if err != nil {
