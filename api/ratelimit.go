@@ -129,8 +129,10 @@ func NewSharedLimiter(c HitCounter, now func() time.Time) Limiter {
 }
 
 func (s *sharedLimiter) Allow(ctx context.Context, l Limit, key string) (bool, time.Duration, error) {
-	window := time.Duration(float64(l.Burst) / float64(l.PerMinute) * float64(time.Minute)).Truncate(time.Second)
-	window = max(window, time.Second)
+	window := time.Minute
+	if l.PerMinute > 0 {
+		window = max(time.Duration(float64(l.Burst)/float64(l.PerMinute)*float64(time.Minute)).Truncate(time.Second), time.Second)
+	}
 	now := s.now()
 	start := now.Truncate(window)
 	end := start.Add(window)
