@@ -157,8 +157,8 @@ func (s *Server) validateSIP(c echo.Context) error {
 // address checks at most two a second, in bursts of 60, enough for an
 // editor that checks as its author types.
 func (s *Server) mountContribute(e *echo.Echo) {
-	checks := newLimiter(120, 60, s.now)
-	e.POST("/api/v1/sips/validate", checks.limited(s.validateSIP))
+	checks := Limit{"sip-checks", 120, 60}
+	e.POST("/api/v1/sips/validate", s.limited(checks, s.validateSIP))
 	if s.serves.Results { // the site's pages
 		s.mountContributePages(e, checks)
 	}

@@ -160,7 +160,7 @@ func (s *Server) contributeCheck(c echo.Context) error {
 	if c.FormValue("partial") == "1" {
 		// The script swaps in the results only.
 		var buf bytes.Buffer
-		if err := webPages["contribute_editor"].ExecuteTemplate(&buf, "results", page); err != nil {
+		if err := webPages()["contribute_editor"].ExecuteTemplate(&buf, "results", page); err != nil {
 			return err
 		}
 		h := c.Response().Header()
@@ -215,7 +215,7 @@ func (s *Server) checkPage(c echo.Context, page *contributePage) error {
 		ev := evaluationPage{pageBase: page.pageBase, E: ch.Entry, Body: s.markdown.render(ch.Entry.ContentSHA256, ch.Entry.Body),
 			Chain: chain(snap, ch.Entry)}
 		var buf bytes.Buffer
-		if err := webPages["evaluation"].ExecuteTemplate(&buf, "content", ev); err != nil {
+		if err := webPages()["evaluation"].ExecuteTemplate(&buf, "content", ev); err != nil {
 			return err
 		}
 		page.Page = template.HTML(buf.String()) //nolint:gosec // rendered by html/template, the body sanitised
@@ -309,9 +309,9 @@ func (s *Server) sourceURL(snap *snapshot, e *registry.Entry) string {
 }
 
 // mountContributePages adds the editor's pages.
-func (s *Server) mountContributePages(e *echo.Echo, checks *limiter) {
+func (s *Server) mountContributePages(e *echo.Echo, checks Limit) {
 	e.GET("/contribute", s.contributeIndex)
 	e.GET("/contribute/new", s.contributeNew)
 	e.GET("/contribute/edit/:ref", s.contributeEdit)
-	e.POST("/contribute", checks.limited(s.contributeCheck))
+	e.POST("/contribute", s.limited(checks, s.contributeCheck))
 }

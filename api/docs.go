@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"gopkg.in/yaml.v3"
 )
@@ -75,7 +74,7 @@ var (
 // reference builds the reference from the document, once.
 func (s *Server) reference() (*apiDocs, error) {
 	docsOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(openAPIYAML)
+		doc, err := parseOpenAPI(openAPIYAML)
 		if err != nil {
 			docsErr = err
 			return
@@ -85,7 +84,7 @@ func (s *Server) reference() (*apiDocs, error) {
 	return docsData, docsErr
 }
 
-func buildDocs(doc *openapi3.T, md *markdown) *apiDocs {
+func buildDocs(doc *oaDoc, md *markdown) *apiDocs {
 	out := &apiDocs{Title: doc.Info.Title, Description: md.render("", doc.Info.Description)}
 	byTag := map[string]*docTag{}
 	var order []string
@@ -95,9 +94,9 @@ func buildDocs(doc *openapi3.T, md *markdown) *apiDocs {
 	}
 	paths := documentOrder(doc)
 	for _, p := range paths {
-		item := doc.Paths.Value(p)
+		item := doc.Paths[p]
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			op := item.GetOperation(method)
+			op := item.operation(method)
 			if op == nil {
 				continue
 			}
@@ -115,25 +114,22 @@ func buildDocs(doc *openapi3.T, md *markdown) *apiDocs {
 			}
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				d.RequestNote = md.render("", rb.Value.Description)
-				if mt := rb.Value.Content.Get("application/json"); mt != nil {
+				if mt := rb.Value.Content["application/json"]; mt != nil {
 					d.Request = shapes(mt)
 				}
 			}
-			codes := make([]string, 0, op.Responses.Len())
-			for code := range op.Responses.Map() {
+			codes := make([]string, 0, len(op.Responses))
+			for code := range op.Responses {
 				codes = append(codes, code)
 			}
 			sort.Strings(codes) // 2xx, 4xx, 5xx, then default
 			for _, code := range codes {
-				r := op.Responses.Value(code)
+				r := op.Responses[code]
 				if r == nil || r.Value == nil {
 					continue
 				}
-				dr := docResponse{Status: code, Error: !strings.HasPrefix(code, "2") && !strings.HasPrefix(code, "3")}
-				if r.Value.Description != nil {
-					dr.Description = *r.Value.Description
-				}
-				if mt := r.Value.Content.Get("application/json"); mt != nil && !dr.Error {
+				dr := docResponse{Status: code, Error: !strings.HasPrefix(code, "2") && !strings.HasPrefix(code, "3"), Description: r.Value.Description}
+				if mt := r.Value.Content["application/json"]; mt != nil && !dr.Error {
 					dr.Shapes = shapes(mt)
 				} else if !dr.Error {
 					dr.Shapes = textShapes(r.Value.Content)
@@ -161,7 +157,7 @@ func buildDocs(doc *openapi3.T, md *markdown) *apiDocs {
 
 // documentOrder lists the document's paths in the order it gives them
 // (its authors group and order them for readers; a map loses that).
-func documentOrder(doc *openapi3.T) []string {
+func documentOrder(doc *oaDoc) []string {
 	var root yaml.Node
 	var out []string
 	seen := map[string]bool{}
@@ -173,14 +169,17 @@ func documentOrder(doc *openapi3.T) []string {
 			}
 			paths := top.Content[i+1]
 			for j := 0; j+1 < len(paths.Content); j += 2 {
-				if p := paths.Content[j].Value; doc.Paths.Value(p) != nil {
+				if p := paths.Content[j].Value; doc.Paths[p] != nil {
 					out = append(out, p)
 					seen[p] = true
 				}
 			}
 		}
 	}
-	rest := doc.Paths.InMatchingOrder()
+	rest := make([]string, 0, len(doc.Paths))
+	for p := range doc.Paths {
+		rest = append(rest, p)
+	}
 	sort.Strings(rest)
 	for _, p := range rest {
 		if !seen[p] {
@@ -191,12 +190,12 @@ func documentOrder(doc *openapi3.T) []string {
 }
 
 // shapes are a body's schemas: each alternative of a oneOf, or the one.
-func shapes(mt *openapi3.MediaType) []docShape {
+func shapes(mt *oaMediaType) []docShape {
 	if mt.Schema == nil || mt.Schema.Value == nil {
 		return nil
 	}
 	schema := mt.Schema.Value
-	alts := []*openapi3.SchemaRef{mt.Schema}
+	alts := []*oaRef[oaSchema]{mt.Schema}
 	if len(schema.OneOf) > 0 {
 		alts = schema.OneOf
 	}
@@ -219,7 +218,7 @@ func shapes(mt *openapi3.MediaType) []docShape {
 
 // textShapes are the examples of a body that is not JSON (metrics, an
 // event stream), under its media type.
-func textShapes(content openapi3.Content) []docShape {
+func textShapes(content map[string]*oaMediaType) []docShape {
 	types := make([]string, 0, len(content))
 	for t := range content {
 		types = append(types, t)
@@ -236,7 +235,7 @@ func textShapes(content openapi3.Content) []docShape {
 
 // examplesOf is the document's examples of a body (for one alternative
 // of several, only its own), or one built from the schema.
-func examplesOf(mt *openapi3.MediaType, v *openapi3.Schema, alternative bool) []docExample {
+func examplesOf(mt *oaMediaType, v *oaSchema, alternative bool) []docExample {
 	var out []docExample
 	if !alternative {
 		if mt.Example != nil {
@@ -248,8 +247,8 @@ func examplesOf(mt *openapi3.MediaType, v *openapi3.Schema, alternative bool) []
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if ex := mt.Examples[n]; ex != nil && ex.Value != nil {
-				out = append(out, docExample{Summary: ex.Value.Summary, JSON: pretty(ex.Value.Value)})
+			if ex := mt.Examples[n]; ex != nil {
+				out = append(out, docExample{Summary: ex.Summary, JSON: pretty(ex.Value)})
 			}
 		}
 	}
@@ -271,13 +270,13 @@ func pretty(v any) string {
 const maxDocDepth = 4
 
 // fields lists a schema's properties, nested ones indented under theirs.
-func fields(s *openapi3.Schema, prefix string, depth int) []docField {
+func fields(s *oaSchema, prefix string, depth int) []docField {
 	if s == nil || depth > maxDocDepth {
 		return nil
 	}
-	props := map[string]*openapi3.SchemaRef{}
+	props := map[string]*oaRef[oaSchema]{}
 	required := map[string]bool{}
-	for _, part := range append([]*openapi3.SchemaRef{{Value: s}}, s.AllOf...) {
+	for _, part := range append([]*oaRef[oaSchema]{{Value: s}}, s.AllOf...) {
 		if part.Value == nil {
 			continue
 		}
@@ -314,10 +313,10 @@ func fields(s *openapi3.Schema, prefix string, depth int) []docField {
 		}
 		out = append(out, docField{Name: prefix + n, Type: typeName(props[n]), Description: desc, Required: required[n], Depth: depth})
 		inner := p
-		if p.Type.Is("array") && p.Items != nil {
+		if p.Type == "array" && p.Items != nil {
 			inner = p.Items.Value
 		}
-		if inner != nil && (inner.Type.Is("object") || len(inner.AllOf) > 0) && len(inner.Properties)+len(inner.AllOf) > 0 {
+		if inner != nil && (inner.Type == "object" || len(inner.AllOf) > 0) && len(inner.Properties)+len(inner.AllOf) > 0 {
 			out = append(out, fields(inner, prefix+n+map[bool]string{true: "[].", false: "."}[inner != p], depth+1)...)
 		}
 	}
@@ -325,15 +324,15 @@ func fields(s *openapi3.Schema, prefix string, depth int) []docField {
 }
 
 // typeName names a schema's type for a table: string, array of object, …
-func typeName(r *openapi3.SchemaRef) string {
+func typeName(r *oaRef[oaSchema]) string {
 	if r == nil || r.Value == nil {
 		return ""
 	}
 	v := r.Value
 	name := ""
 	switch {
-	case v.Type != nil && len(*v.Type) > 0:
-		name = (*v.Type)[0]
+	case v.Type != "":
+		name = v.Type
 	case len(v.AllOf) > 0:
 		return typeName(v.AllOf[0]) + nullable(v)
 	case len(v.OneOf) > 0:
@@ -351,7 +350,7 @@ func typeName(r *openapi3.SchemaRef) string {
 	return name + nullable(v)
 }
 
-func nullable(v *openapi3.Schema) string {
+func nullable(v *oaSchema) string {
 	if v.Nullable {
 		return " or null"
 	}
@@ -359,7 +358,7 @@ func nullable(v *openapi3.Schema) string {
 }
 
 // sample builds an example value from a schema.
-func sample(s *openapi3.Schema, depth int) any {
+func sample(s *oaSchema, depth int) any {
 	if s == nil || depth > maxDocDepth {
 		return nil
 	}
@@ -387,24 +386,24 @@ func sample(s *openapi3.Schema, depth int) any {
 		return merged
 	}
 	switch {
-	case s.Type.Is("object"):
+	case s.Type == "object":
 		m := map[string]any{}
 		for k, p := range s.Properties {
 			m[k] = sample(p.Value, depth+1)
 		}
 		return m
-	case s.Type.Is("array"):
+	case s.Type == "array":
 		if s.Items == nil {
 			return []any{}
 		}
 		return []any{sample(s.Items.Value, depth+1)}
-	case s.Type.Is("integer"):
+	case s.Type == "integer":
 		return 1
-	case s.Type.Is("number"):
+	case s.Type == "number":
 		return 1.5
-	case s.Type.Is("boolean"):
+	case s.Type == "boolean":
 		return true
-	case s.Type.Is("string"):
+	case s.Type == "string":
 		switch s.Format {
 		case "date-time":
 			return "2026-11-24T12:00:00Z"

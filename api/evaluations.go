@@ -37,6 +37,10 @@ type evaluationItem struct {
 	Points        float64  `json:"points"`
 	Prerequisites []string `json:"prerequisites"`
 	CanRegister   bool     `json:"can_register"`
+	// Reason is why not, when can_register is false because a rule
+	// refuses: the evaluation's own (not active, not run or not gradable
+	// here) for anyone, the caller's too with an agent key.
+	Reason *reasonView `json:"reason,omitempty"`
 }
 
 type prerequisiteItem struct {
@@ -69,7 +73,6 @@ type evaluationDetail struct {
 	Registration       *registrationView `json:"registration,omitempty"`
 	RegistrationStatus string            `json:"registration_status,omitempty"`
 	HasPassed          *bool             `json:"has_passed,omitempty"`
-	Reason             *reasonView       `json:"reason,omitempty"`
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -83,9 +86,13 @@ func (s *Server) toItem(e *registry.Entry) evaluationItem {
 	if pre == nil {
 		pre = []string{}
 	}
-	return evaluationItem{ID: e.ID, SIP: e.Number, Name: e.Name, Description: e.Description, Module: e.Module,
-		Type: string(e.Type), Status: string(e.Status), Version: e.SIP.Version, Points: e.Points,
-		Prerequisites: pre, CanRegister: s.serves.Results && s.runtime.TakesRegistrations(e)}
+	it := evaluationItem{ID: e.ID, SIP: e.Number, Name: e.Name, Description: e.Description, Module: e.Module,
+		Type: string(e.Type), Status: string(e.Status), Version: e.SIP.Version, Points: e.Points, Prerequisites: pre}
+	if s.serves.Results {
+		r := s.runtime.Unavailable(e)
+		it.CanRegister, it.Reason = r == nil, toReason(r)
+	}
+	return it
 }
 
 // matching lists the evaluations a listing query asks for.
@@ -105,9 +112,8 @@ func (s *snapshot) matching(module, typ, status string) []*registry.Entry {
 
 type agentEvaluationItem struct {
 	evaluationItem
-	RegistrationStatus string      `json:"registration_status"`
-	HasPassed          bool        `json:"has_passed"`
-	Reason             *reasonView `json:"reason,omitempty"`
+	RegistrationStatus string `json:"registration_status"`
+	HasPassed          bool   `json:"has_passed"`
 }
 
 // reasonView is why an agent cannot register, as register would refuse.
@@ -139,8 +145,8 @@ func (s *Server) listForAgent(c echo.Context, snap *snapshot, a *registry.Agent,
 	items := make([]agentEvaluationItem, 0, len(entries))
 	for i, e := range entries {
 		el := els[i]
-		it := agentEvaluationItem{evaluationItem: s.toItem(e), HasPassed: el.HasPassed, RegistrationStatus: el.Status, Reason: toReason(el.Refusal)}
-		it.CanRegister = el.CanRegister
+		it := agentEvaluationItem{evaluationItem: s.toItem(e), HasPassed: el.HasPassed, RegistrationStatus: el.Status}
+		it.CanRegister, it.Reason = el.CanRegister, toReason(el.Refusal)
 		items = append(items, it)
 	}
 	return c.JSON(http.StatusOK, struct {

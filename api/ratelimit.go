@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,10 +11,56 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiter keeps a token bucket per client address for endpoints anyone
-// may call without a key (registering agents, claiming them), so one
-// client cannot squat names or make the server hammer X. Buckets live in
-// memory, per replica; idle ones are dropped.
+// Limit is one rate limit: at most Burst requests of one key (a client
+// address, an agent, a session) at once, PerMinute on average.
+type Limit struct {
+	// Name says what is limited (registrations, claims, …); limits of
+	// different names never share a count.
+	Name      string
+	PerMinute int
+	Burst     int
+}
+
+// Limiter decides whether one more request of key is within a limit,
+// and if not, how long until it would be. The server takes one
+// (Config.Limiter): NewMemoryLimiter keeps the counts in the process
+// (one replica; the default, and SQLite's), NewSharedLimiter in the
+// database every replica uses (PostgreSQL).
+type Limiter interface {
+	Allow(ctx context.Context, l Limit, key string) (ok bool, wait time.Duration, err error)
+}
+
+// memoryLimiter keeps a token bucket per limit and key, in this
+// process: limits per replica. Idle buckets are dropped.
+type memoryLimiter struct {
+	mu     sync.Mutex
+	limits map[string]*limiter
+	now    func() time.Time
+}
+
+// NewMemoryLimiter keeps limits in this process (time.Now when now is
+// nil): right for one process, such as a server on SQLite; with N
+// replicas a client gets N times the limit.
+func NewMemoryLimiter(now func() time.Time) Limiter {
+	if now == nil {
+		now = time.Now
+	}
+	return &memoryLimiter{limits: map[string]*limiter{}, now: now}
+}
+
+func (m *memoryLimiter) Allow(_ context.Context, l Limit, key string) (bool, time.Duration, error) {
+	m.mu.Lock()
+	lim := m.limits[l.Name]
+	if lim == nil {
+		lim = newLimiter(l.PerMinute, l.Burst, m.now)
+		m.limits[l.Name] = lim
+	}
+	m.mu.Unlock()
+	ok, wait := lim.allow(key)
+	return ok, wait, nil
+}
+
+// limiter is the token buckets of one limit, by key.
 type limiter struct {
 	mu      sync.Mutex
 	every   rate.Limit
@@ -56,14 +103,64 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	return true, 0
 }
 
-// limited wraps a handler with the limiter.
-func (l *limiter) limited(h echo.HandlerFunc) echo.HandlerFunc {
+// HitCounter counts requests of a key in fixed windows, in a store every
+// replica shares (registry/postgres's Store is one): the count of the
+// window [start, end) after this request.
+type HitCounter interface {
+	CountHit(ctx context.Context, key string, start, end time.Time) (int64, error)
+}
+
+// sharedLimiter keeps limits in a HitCounter.
+type sharedLimiter struct {
+	counter HitCounter
+	now     func() time.Time
+}
+
+// NewSharedLimiter keeps limits in c, so that N replicas together allow a
+// client what one would (time.Now when now is nil). A limit becomes fixed
+// windows of Burst requests, each Burst/PerMinute minutes long: the same
+// average rate and burst as a token bucket, except that a client may
+// spend one window's burst at its end and the next one's at its start.
+func NewSharedLimiter(c HitCounter, now func() time.Time) Limiter {
+	if now == nil {
+		now = time.Now
+	}
+	return &sharedLimiter{counter: c, now: now}
+}
+
+func (s *sharedLimiter) Allow(ctx context.Context, l Limit, key string) (bool, time.Duration, error) {
+	window := time.Minute
+	if l.PerMinute > 0 {
+		window = max(time.Duration(float64(l.Burst)/float64(l.PerMinute)*float64(time.Minute)).Truncate(time.Second), time.Second)
+	}
+	now := s.now()
+	start := now.Truncate(window)
+	end := start.Add(window)
+	n, err := s.counter.CountHit(ctx, l.Name+":"+key, start, end)
+	if err != nil {
+		return false, 0, err
+	}
+	if n > int64(l.Burst) {
+		return false, end.Sub(now), nil
+	}
+	return true, 0, nil
+}
+
+// limited wraps a handler with limit l, per client address.
+func (s *Server) limited(l Limit, h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if ok, wait := l.allow(c.RealIP()); !ok {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		ok, wait, err := s.limiter.Allow(c.Request().Context(), l, c.RealIP())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			c.Response().Header().Set("Retry-After", retryAfter(wait))
 			return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: "too many requests from this address",
-				Hint: "Wait " + strconv.Itoa(int(wait.Seconds())+1) + " seconds and try again."}
+				Hint: "Wait " + retryAfter(wait) + " seconds and try again."}
 		}
 		return h(c)
 	}
 }
+
+// retryAfter is a wait in whole seconds, rounded up past it.
+func retryAfter(wait time.Duration) string { return strconv.Itoa(int(wait.Seconds()) + 1) }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"slices"
 	"strings"
 	"testing"
@@ -99,9 +100,12 @@ func TestSealedAnswersGrade(t *testing.T) {
 }
 
 // TestSealedToAnotherKey: a registry whose key does not open a
-// benchmark's answers refuses to start it (503, naming the question and
-// never an answer) instead of grading every attempt as failed; without any
-// key it says so, and serves no public key.
+// benchmark's answers lists it as unavailable, with the reason, to anyone
+// (the API and the enrol table) and refuses to register for it (409,
+// naming the question and never an answer); an attempt registered while
+// the registry still served the right key is refused at start (503)
+// instead of graded as failed. Without any key it says so, and serves no
+// public key.
 func TestSealedToAnotherKey(t *testing.T) {
 	t.Parallel()
 	sealedTo, _ := seal.Generate()
@@ -117,14 +121,69 @@ func TestSealedToAnotherKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+				// Two servers on one database: one with the key the
+				// answers were sealed to, one without it.
+				right := newWorldWith(t, s, func(c *api.Config) { c.SealingKey = sealedTo })
 				w := newWorldWith(t, s, func(c *api.Config) { c.SealingKey = tt.key })
 				w.resync(t, "c-sealed", sealedQuiz(t, sealedTo, 2, 0))
+				const ev = "/api/v1/evaluations/sealed-quiz-2"
+				early := right.agent("early")
+				if code := early.call("POST", ev+"/register", "", nil); code != 201 {
+					t.Fatalf("register where the answers open: %d, want 201", code)
+				}
+
+				type listing struct {
+					Evaluations []struct {
+						ID          string `json:"id"`
+						CanRegister bool   `json:"can_register"`
+						Reason      *struct {
+							Code    string `json:"code"`
+							Message string `json:"message"`
+							Hint    string `json:"hint"`
+						} `json:"reason"`
+					} `json:"evaluations"`
+				}
 				a := w.agent("unopened")
-				a.call("POST", "/api/v1/evaluations/sealed-quiz-2/register", "", nil)
+				for _, who := range []struct {
+					name string
+					get  func(out any) int
+				}{
+					{"anyone", func(out any) int { return w.Get("/api/v1/evaluations", out).StatusCode }},
+					{"an agent", func(out any) int { return a.call("GET", "/api/v1/evaluations", "", out) }},
+				} {
+					var l listing
+					if code := who.get(&l); code != 200 {
+						t.Fatalf("listing for %s: %d", who.name, code)
+					}
+					found := false
+					for _, e := range l.Evaluations {
+						if e.ID != "sealed-quiz-2" {
+							continue
+						}
+						found = true
+						if e.CanRegister || e.Reason == nil || e.Reason.Code != "evaluation_unavailable" ||
+							!strings.Contains(e.Reason.Message, tt.want) || e.Reason.Hint == "" {
+							t.Errorf("listing for %s: can_register %v, reason %+v; want evaluation_unavailable saying %q", who.name, e.CanRegister, e.Reason, tt.want)
+						}
+					}
+					if !found {
+						t.Errorf("listing for %s: sealed-quiz-2 not listed", who.name)
+					}
+				}
+
 				var e errorResponse
-				resp := w.Do("POST", "/api/v1/evaluations/sealed-quiz-2/start", strings.NewReader(""), bearer(a.key), &e)
+				resp := w.Do("POST", ev+"/register", strings.NewReader(""), bearer(a.key), &e)
+				if resp.StatusCode != 409 || e.ErrorDetail.Code != "evaluation_unavailable" || !strings.Contains(e.Error, tt.want) || strings.Contains(e.Error, "right") {
+					t.Errorf("register: %d %s %q; want 409 evaluation_unavailable saying %q", resp.StatusCode, e.ErrorDetail.Code, e.Error, tt.want)
+				}
+				resp = w.Do("POST", ev+"/start", strings.NewReader(""), bearer(early.key), &e)
 				if resp.StatusCode != 503 || !strings.Contains(e.Error, tt.want) || strings.Contains(e.Error, "right") {
-					t.Errorf("start: %d %q; want 503 saying %q", resp.StatusCode, e.Error, tt.want)
+					t.Errorf("start of an attempt registered before: %d %q; want 503 saying %q", resp.StatusCode, e.Error, tt.want)
+				}
+
+				_, page := getPage(t, w.BaseURL+"/evaluations")
+				if !strings.Contains(page, `<span class="tag unavailable">unavailable</span>`) || !strings.Contains(page, html.EscapeString(tt.want)) {
+					t.Errorf("the enrol table does not show sealed-quiz-2 unavailable, saying %q", tt.want)
 				}
 				var pub map[string]any
 				if got := w.Get("/api/v1/sealing-key", &pub).StatusCode; (tt.key == nil) != (got == 404) {

@@ -43,6 +43,10 @@ type Config struct {
 	// PublicRate limits unauthenticated writes (agent registration and
 	// claims) per client address and minute; 0 means 20.
 	PublicRate int
+	// Limiter keeps the rate limits' counts: NewSharedLimiter over the
+	// database for replicas that must share them (PostgreSQL); nil keeps
+	// them in this process (NewMemoryLimiter).
+	Limiter Limiter
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
@@ -89,36 +93,33 @@ const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
-	store   registryReader
-	runtime *evaluation.Service
-	serves  evaluation.Serves
-	members memberCache
-	keys    keyCache
-	// Message limits, per replica: an agent posts at most 10 messages a
-	// second (bursts of 60), a session takes at most 50 a second (bursts
-	// of 600), so one agent cannot flood a session or the server.
-	agentPosts, sessionPosts *limiter
-	baseURL                  string
-	now                      func() time.Time
-	log                      *slog.Logger
-	catalog                  *catalog
-	metrics                  *metrics
-	echo                     *echo.Echo
-	version                  string
-	markdown                 *markdown
-	commitURL                string
-	sealing                  *seal.Key
-	sealingDev               bool
-	issuer                   *credential.Issuer
-	stats                    *statsCache
-	agentIndex               *agentIndex
-	mcp                      *mcp.Server
-	listsMu                  sync.Mutex
-	lists                    map[string][]byte // signed status lists by list and revoked bits
-	readyDetails             func(context.Context) map[string]string
-	judgeStatus              func() string // the judge's health, a /readyz detail (SetJudgeStatus)
-	drafts                   drafts        // the registry proposed SIPs are checked against
-	sourceBranch             string
+	store        registryReader
+	runtime      *evaluation.Service
+	serves       evaluation.Serves
+	members      memberCache
+	keys         keyCache
+	limiter      Limiter
+	baseURL      string
+	now          func() time.Time
+	log          *slog.Logger
+	catalog      *catalog
+	metrics      *metrics
+	echo         *echo.Echo
+	version      string
+	markdown     *markdown
+	commitURL    string
+	sealing      *seal.Key
+	sealingDev   bool
+	issuer       *credential.Issuer
+	stats        *statsCache
+	agentIndex   *agentIndex
+	mcp          *mcp.Server
+	listsMu      sync.Mutex
+	lists        map[string][]byte // signed status lists by list and revoked bits
+	readyDetails func(context.Context) map[string]string
+	judgeStatus  func() string // the judge's health, a /readyz detail (SetJudgeStatus)
+	drafts       drafts        // the registry proposed SIPs are checked against
+	sourceBranch string
 }
 
 // NewServer builds a server; it starts nothing.
@@ -133,7 +134,10 @@ func NewServer(cfg Config) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.agentPosts, s.sessionPosts = newLimiter(600, 60, s.now), newLimiter(3000, 600, s.now)
+	s.limiter = cfg.Limiter
+	if s.limiter == nil {
+		s.limiter = NewMemoryLimiter(s.now)
+	}
 	if s.runtime != nil {
 		s.serves = s.runtime.Serves()
 	}
@@ -151,6 +155,9 @@ func NewServer(cfg Config) *Server {
 	s.markdown, s.commitURL, s.sourceBranch = newMarkdown(), cfg.CommitURL, cfg.SourceBranch
 	if s.sourceBranch == "" {
 		s.sourceBranch = "main"
+	}
+	if s.serves.Results {
+		webPages() // parsed now, so that the first page does not wait
 	}
 
 	e := echo.New()
@@ -187,23 +194,23 @@ func NewServer(cfg Config) *Server {
 		if perMinute == 0 {
 			perMinute = 20
 		}
-		// Separate buckets: a burst of registrations from one address
+		// Separate limits: a burst of registrations from one address
 		// does not stop its claims, nor the reverse.
-		registrations, claims, keys := newLimiter(perMinute, perMinute, s.now), newLimiter(perMinute, perMinute, s.now), newLimiter(perMinute, perMinute, s.now)
-		e.POST("/api/v1/agents/register", registrations.limited(s.registerAgent))
-		e.POST("/api/v1/agents/claim", claims.limited(s.claim))
+		registrations, claims, keys := Limit{"registrations", perMinute, perMinute}, Limit{"claims", perMinute, perMinute}, Limit{"keys", perMinute, perMinute}
+		e.POST("/api/v1/agents/register", s.limited(registrations, s.registerAgent))
+		e.POST("/api/v1/agents/claim", s.limited(claims, s.claim))
 		e.GET("/claim/:token", s.claimPage)
-		e.POST("/claim/:token", claims.limited(s.claimPage))
+		e.POST("/claim/:token", s.limited(claims, s.claimPage))
 		e.GET("/api/v1/agents/me", s.withAgent(s.me))
 		e.PATCH("/api/v1/agents/me", s.withAgent(s.patchMe))
 		e.PUT("/api/v1/agents/me/identity", s.withAgent(s.putIdentity))
-		e.POST("/api/v1/agents/me/keys", keys.limited(s.withAgent(s.rotateKey)))
+		e.POST("/api/v1/agents/me/keys", s.limited(keys, s.withAgent(s.rotateKey)))
 		e.GET("/api/v1/agents/:name", s.profile)
 	}
 	if s.serves.Results {
 		// Verifying costs two canonicalisations (a few milliseconds): a
 		// client verifies at most two a second.
-		verifications := newLimiter(120, 120, s.now)
+		verifications := Limit{"verifications", 120, 120}
 		e.POST("/api/v1/evaluations/:ref/register", s.withCaller(s.register))
 		e.DELETE("/api/v1/evaluations/:ref/registration", s.withCaller(s.cancel))
 		e.POST("/api/v1/evaluations/:ref/start", s.withCaller(s.start))
@@ -213,12 +220,12 @@ func NewServer(cfg Config) *Server {
 		e.GET("/api/v1/results/:id", s.getResult)
 		e.GET("/api/v1/results/:id/trace", s.getTrace)
 		e.GET("/api/v1/results/:id/credential", s.getCredential)
-		e.POST("/api/v1/credentials/verify", verifications.limited(s.verifyCredential))
+		e.POST("/api/v1/credentials/verify", s.limited(verifications, s.verifyCredential))
 		e.GET("/.well-known/did.json", s.didDocument)
 		e.GET("/api/v1/credentials/status/revocation/:n", s.statusList)
 		e.POST("/api/v1/results/:id/revoke", s.withAgent(s.revokeResult))
 		e.POST("/api/v1/agents/me/attestations", s.withAgent(s.attest))
-		e.POST("/api/v1/agents/me/credentials", verifications.limited(s.withAgent(s.presentCredential)))
+		e.POST("/api/v1/agents/me/credentials", s.limited(verifications, s.withAgent(s.presentCredential)))
 		s.mountLegacyVetting(e, cfg.LegacyVetting)
 	}
 	if s.serves.Results {

@@ -152,6 +152,14 @@ func (s *Server) getSession(c echo.Context, a *registry.Agent) error {
 	}{true, toSession(sess, s.now()), views})
 }
 
+// Message limits: an agent posts at most 10 messages a second (bursts of
+// 60), a session takes at most 50 a second (bursts of 600), so one agent
+// cannot flood a session or the server.
+var (
+	agentPosts   = Limit{"agent-posts", 600, 60}
+	sessionPosts = Limit{"session-posts", 3000, 600}
+)
+
 // postMessage answers POST …/sessions/{session}/messages.
 func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 	var body struct {
@@ -168,12 +176,16 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 		return err
 	}
 	for _, l := range []struct {
-		lim *limiter
+		lim Limit
 		key string
 		who string
-	}{{s.agentPosts, a.ID, "you post"}, {s.sessionPosts, sess.ID, "this session takes"}} {
-		if ok, wait := l.lim.allow(l.key); !ok {
-			secs := strconv.Itoa(int(wait.Seconds()) + 1)
+	}{{agentPosts, a.ID, "you post"}, {sessionPosts, sess.ID, "this session takes"}} {
+		ok, wait, err := s.limiter.Allow(c.Request().Context(), l.lim, l.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			secs := retryAfter(wait)
 			c.Response().Header().Set("Retry-After", secs)
 			return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: "too many messages: " + l.who + " more than the limit",
 				Hint: "Wait " + secs + " seconds and try again."}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -105,8 +106,10 @@ func outcomeTitle(o evaluation.Outcome) string {
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
-// webPages are the page templates, each with the layout.
-var webPages = func() map[string]*template.Template {
+// webPages are the page templates, each with the layout, parsed when a
+// server is built (NewServer), not at package initialisation, which every
+// sip command would pay for.
+var webPages = sync.OnceValue(func() map[string]*template.Template {
 	names, err := fs.Glob(webFS, "templates/web/*.html")
 	if err != nil {
 		panic(err)
@@ -121,7 +124,7 @@ var webPages = func() map[string]*template.Template {
 			ParseFS(webFS, "templates/web/layout.html", n))
 	}
 	return out
-}()
+})
 
 // pageBase is what the layout needs of every page.
 type pageBase struct {
@@ -141,7 +144,7 @@ func (s *Server) renderPage(c echo.Context, status int, name string, data any) e
 
 func executePage(name string, data any) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := webPages[name].Execute(&buf, data); err != nil {
+	if err := webPages()[name].Execute(&buf, data); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", name, err)
 	}
 	return buf.Bytes(), nil

@@ -25,6 +25,10 @@ type evalRow struct {
 	E       *registry.Entry
 	Prereqs []*registry.Entry
 	Passes  int
+	// Unavailable is why an active evaluation takes no registrations on
+	// this server (its sealed answers do not open here, its handler does
+	// not run here), as register would refuse.
+	Unavailable *evaluation.Refusal
 }
 
 type moduleGroup struct {
@@ -46,6 +50,9 @@ func (s *Server) rows(snap *snapshot, counts map[string]int, keep func(*registry
 			continue
 		}
 		row := evalRow{E: e, Passes: counts[e.ID]}
+		if e.Type.IsEvaluation() && e.Status == registry.StatusActive && s.serves.Results {
+			row.Unavailable = s.runtime.Unavailable(e)
+		}
 		for _, p := range e.Prerequisites {
 			if pe := snap.byID[p]; pe != nil {
 				row.Prereqs = append(row.Prereqs, pe)

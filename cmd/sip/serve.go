@@ -318,6 +318,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if app != nil {
 		cfg.Webhook, cfg.ReadyDetails = app.Webhook, app.ReadyDetails
 	}
+	// Rate limits live where every replica sees them: in PostgreSQL. A
+	// SQLite database has one server, which keeps them in memory.
+	if shared, ok := st.(api.HitCounter); ok {
+		cfg.Limiter = api.NewSharedLimiter(shared, time.Now)
+	}
 	srv := api.NewServer(cfg)
 	if app != nil {
 		srv.Registry().MustRegister(app.Collectors()...)

@@ -50,42 +50,43 @@ func (e CredentialProofType) Valid() bool {
 
 // Defines values for ErrorErrorDetailCode.
 const (
-	ErrorErrorDetailCodeAlreadyClaimed       ErrorErrorDetailCode = "already_claimed"
-	ErrorErrorDetailCodeAlreadyCompleted     ErrorErrorDetailCode = "already_completed"
-	ErrorErrorDetailCodeAlreadyGraded        ErrorErrorDetailCode = "already_graded"
-	ErrorErrorDetailCodeAttemptsExhausted    ErrorErrorDetailCode = "attempts_exhausted"
-	ErrorErrorDetailCodeBadRequest           ErrorErrorDetailCode = "bad_request"
-	ErrorErrorDetailCodeClaimRequired        ErrorErrorDetailCode = "claim_required"
-	ErrorErrorDetailCodeConflict             ErrorErrorDetailCode = "conflict"
-	ErrorErrorDetailCodeEvaluationNotActive  ErrorErrorDetailCode = "evaluation_not_active"
-	ErrorErrorDetailCodeForbidden            ErrorErrorDetailCode = "forbidden"
-	ErrorErrorDetailCodeGone                 ErrorErrorDetailCode = "gone"
-	ErrorErrorDetailCodeInternal             ErrorErrorDetailCode = "internal"
-	ErrorErrorDetailCodeLiveClassWork        ErrorErrorDetailCode = "live_class_work"
-	ErrorErrorDetailCodeMethodNotAllowed     ErrorErrorDetailCode = "method_not_allowed"
-	ErrorErrorDetailCodeNotFound             ErrorErrorDetailCode = "not_found"
-	ErrorErrorDetailCodeNotMultiAgent        ErrorErrorDetailCode = "not_multi_agent"
-	ErrorErrorDetailCodeNotParticipant       ErrorErrorDetailCode = "not_participant"
-	ErrorErrorDetailCodeNotRegistered        ErrorErrorDetailCode = "not_registered"
-	ErrorErrorDetailCodeNotTheProctor        ErrorErrorDetailCode = "not_the_proctor"
-	ErrorErrorDetailCodeNotWaiting           ErrorErrorDetailCode = "not_waiting"
-	ErrorErrorDetailCodePayloadTooLarge      ErrorErrorDetailCode = "payload_too_large"
-	ErrorErrorDetailCodePrerequisitesNotMet  ErrorErrorDetailCode = "prerequisites_not_met"
-	ErrorErrorDetailCodeProctorNotQualified  ErrorErrorDetailCode = "proctor_not_qualified"
-	ErrorErrorDetailCodeProctorUnclaimed     ErrorErrorDetailCode = "proctor_unclaimed"
-	ErrorErrorDetailCodeProctoredEvaluation  ErrorErrorDetailCode = "proctored_evaluation"
-	ErrorErrorDetailCodeRateLimited          ErrorErrorDetailCode = "rate_limited"
-	ErrorErrorDetailCodeRetryLater           ErrorErrorDetailCode = "retry_later"
-	ErrorErrorDetailCodeSameOwner            ErrorErrorDetailCode = "same_owner"
-	ErrorErrorDetailCodeSelfProctoring       ErrorErrorDetailCode = "self_proctoring"
-	ErrorErrorDetailCodeSessionEnded         ErrorErrorDetailCode = "session_ended"
-	ErrorErrorDetailCodeSessionNotStarted    ErrorErrorDetailCode = "session_not_started"
-	ErrorErrorDetailCodeSessionStarted       ErrorErrorDetailCode = "session_started"
-	ErrorErrorDetailCodeTooFewMessages       ErrorErrorDetailCode = "too_few_messages"
-	ErrorErrorDetailCodeUnauthorized         ErrorErrorDetailCode = "unauthorized"
-	ErrorErrorDetailCodeUnavailable          ErrorErrorDetailCode = "unavailable"
-	ErrorErrorDetailCodeUnsupportedMediaType ErrorErrorDetailCode = "unsupported_media_type"
-	ErrorErrorDetailCodeValidationFailed     ErrorErrorDetailCode = "validation_failed"
+	ErrorErrorDetailCodeAlreadyClaimed        ErrorErrorDetailCode = "already_claimed"
+	ErrorErrorDetailCodeAlreadyCompleted      ErrorErrorDetailCode = "already_completed"
+	ErrorErrorDetailCodeAlreadyGraded         ErrorErrorDetailCode = "already_graded"
+	ErrorErrorDetailCodeAttemptsExhausted     ErrorErrorDetailCode = "attempts_exhausted"
+	ErrorErrorDetailCodeBadRequest            ErrorErrorDetailCode = "bad_request"
+	ErrorErrorDetailCodeClaimRequired         ErrorErrorDetailCode = "claim_required"
+	ErrorErrorDetailCodeConflict              ErrorErrorDetailCode = "conflict"
+	ErrorErrorDetailCodeEvaluationNotActive   ErrorErrorDetailCode = "evaluation_not_active"
+	ErrorErrorDetailCodeEvaluationUnavailable ErrorErrorDetailCode = "evaluation_unavailable"
+	ErrorErrorDetailCodeForbidden             ErrorErrorDetailCode = "forbidden"
+	ErrorErrorDetailCodeGone                  ErrorErrorDetailCode = "gone"
+	ErrorErrorDetailCodeInternal              ErrorErrorDetailCode = "internal"
+	ErrorErrorDetailCodeLiveClassWork         ErrorErrorDetailCode = "live_class_work"
+	ErrorErrorDetailCodeMethodNotAllowed      ErrorErrorDetailCode = "method_not_allowed"
+	ErrorErrorDetailCodeNotFound              ErrorErrorDetailCode = "not_found"
+	ErrorErrorDetailCodeNotMultiAgent         ErrorErrorDetailCode = "not_multi_agent"
+	ErrorErrorDetailCodeNotParticipant        ErrorErrorDetailCode = "not_participant"
+	ErrorErrorDetailCodeNotRegistered         ErrorErrorDetailCode = "not_registered"
+	ErrorErrorDetailCodeNotTheProctor         ErrorErrorDetailCode = "not_the_proctor"
+	ErrorErrorDetailCodeNotWaiting            ErrorErrorDetailCode = "not_waiting"
+	ErrorErrorDetailCodePayloadTooLarge       ErrorErrorDetailCode = "payload_too_large"
+	ErrorErrorDetailCodePrerequisitesNotMet   ErrorErrorDetailCode = "prerequisites_not_met"
+	ErrorErrorDetailCodeProctorNotQualified   ErrorErrorDetailCode = "proctor_not_qualified"
+	ErrorErrorDetailCodeProctorUnclaimed      ErrorErrorDetailCode = "proctor_unclaimed"
+	ErrorErrorDetailCodeProctoredEvaluation   ErrorErrorDetailCode = "proctored_evaluation"
+	ErrorErrorDetailCodeRateLimited           ErrorErrorDetailCode = "rate_limited"
+	ErrorErrorDetailCodeRetryLater            ErrorErrorDetailCode = "retry_later"
+	ErrorErrorDetailCodeSameOwner             ErrorErrorDetailCode = "same_owner"
+	ErrorErrorDetailCodeSelfProctoring        ErrorErrorDetailCode = "self_proctoring"
+	ErrorErrorDetailCodeSessionEnded          ErrorErrorDetailCode = "session_ended"
+	ErrorErrorDetailCodeSessionNotStarted     ErrorErrorDetailCode = "session_not_started"
+	ErrorErrorDetailCodeSessionStarted        ErrorErrorDetailCode = "session_started"
+	ErrorErrorDetailCodeTooFewMessages        ErrorErrorDetailCode = "too_few_messages"
+	ErrorErrorDetailCodeUnauthorized          ErrorErrorDetailCode = "unauthorized"
+	ErrorErrorDetailCodeUnavailable           ErrorErrorDetailCode = "unavailable"
+	ErrorErrorDetailCodeUnsupportedMediaType  ErrorErrorDetailCode = "unsupported_media_type"
+	ErrorErrorDetailCodeValidationFailed      ErrorErrorDetailCode = "validation_failed"
 )
 
 // Valid indicates whether the value is a known member of the ErrorErrorDetailCode enum.
@@ -106,6 +107,8 @@ func (e ErrorErrorDetailCode) Valid() bool {
 	case ErrorErrorDetailCodeConflict:
 		return true
 	case ErrorErrorDetailCodeEvaluationNotActive:
+		return true
+	case ErrorErrorDetailCodeEvaluationUnavailable:
 		return true
 	case ErrorErrorDetailCodeForbidden:
 		return true
@@ -1503,7 +1506,7 @@ type Evaluation struct {
 	// Prerequisites Ids of the evaluations an agent must have passed first.
 	Prerequisites []string `json:"prerequisites"`
 
-	// Reason With an agent key, when can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint), e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required, evaluation_not_active. Absent while the caller has an open registration (register returns it).
+	// Reason When can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint). For anyone, the evaluation's own: evaluation_not_active, evaluation_unavailable (this registry cannot grade it: a benchmark's sealed answers do not open with its sealing key), conflict (this server does not run its handler). With an agent key, the caller's too, e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required. Absent while the caller has an open registration (register returns it).
 	Reason *RegistrationRefusal `json:"reason,omitempty"`
 
 	// RegistrationStatus With an agent key, where the caller stands with this evaluation.
@@ -1540,7 +1543,7 @@ type EvaluationDetail struct {
 	} `json:"prerequisite_details"`
 	Prerequisites []string `json:"prerequisites"`
 
-	// Reason With an agent key, when can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint), e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required, evaluation_not_active. Absent while the caller has an open registration (register returns it).
+	// Reason When can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint). For anyone, the evaluation's own: evaluation_not_active, evaluation_unavailable (this registry cannot grade it: a benchmark's sealed answers do not open with its sealing key), conflict (this server does not run its handler). With an agent key, the caller's too, e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required. Absent while the caller has an open registration (register returns it).
 	Reason       *RegistrationRefusal `json:"reason,omitempty"`
 	Registration *Registration        `json:"registration,omitempty"`
 
@@ -1642,7 +1645,7 @@ type Registration struct {
 	Status RegistrationState `json:"status"`
 }
 
-// RegistrationRefusal With an agent key, when can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint), e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required, evaluation_not_active. Absent while the caller has an open registration (register returns it).
+// RegistrationRefusal When can_register is false because a rule refuses it: the refusal register would answer (its error code, message and hint). For anyone, the evaluation's own: evaluation_not_active, evaluation_unavailable (this registry cannot grade it: a benchmark's sealed answers do not open with its sealing key), conflict (this server does not run its handler). With an agent key, the caller's too, e.g. prerequisites_not_met, attempts_exhausted, retry_later, claim_required. Absent while the caller has an open registration (register returns it).
 type RegistrationRefusal struct {
 	Code    string `json:"code"`
 	Hint    string `json:"hint"`
@@ -3211,6 +3214,9 @@ type ClientInterface interface {
 	// passed (and its pass not expired or revoked), and credential
 	// prerequisites met. Registering again while a registration is open
 	// returns it (200).
+	// An evaluation this registry cannot grade (a benchmark whose sealed
+	// answers do not open with its sealing key) is refused with 409
+	// (`evaluation_unavailable`), as the listing's `reason` says.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3223,6 +3229,9 @@ type ClientInterface interface {
 	// passed (and its pass not expired or revoked), and credential
 	// prerequisites met. Registering again while a registration is open
 	// returns it (200).
+	// An evaluation this registry cannot grade (a benchmark whose sealed
+	// answers do not open with its sealing key) is refused with 409
+	// (`evaluation_unavailable`), as the listing's `reason` says.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3318,7 +3327,7 @@ type ClientInterface interface {
 
 	// StartWithBody Start an evaluation
 	//
-	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3327,7 +3336,7 @@ type ClientInterface interface {
 
 	// Start Start an evaluation
 	//
-	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4153,6 +4162,9 @@ func (c *Client) ProctorSubmit(ctx context.Context, ref Ref, body ProctorSubmitJ
 // passed (and its pass not expired or revoked), and credential
 // prerequisites met. Registering again while a registration is open
 // returns it (200).
+// An evaluation this registry cannot grade (a benchmark whose sealed
+// answers do not open with its sealing key) is refused with 409
+// (`evaluation_unavailable`), as the listing's `reason` says.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4175,6 +4187,9 @@ func (c *Client) RegisterWithBody(ctx context.Context, ref Ref, contentType stri
 // passed (and its pass not expired or revoked), and credential
 // prerequisites met. Registering again while a registration is open
 // returns it (200).
+// An evaluation this registry cannot grade (a benchmark whose sealed
+// answers do not open with its sealing key) is refused with 409
+// (`evaluation_unavailable`), as the listing's `reason` says.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4370,7 +4385,7 @@ func (c *Client) StreamMessages(ctx context.Context, ref Ref, session string, pa
 
 // StartWithBody Start an evaluation
 //
-// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4389,7 +4404,7 @@ func (c *Client) StartWithBody(ctx context.Context, ref Ref, contentType string,
 
 // Start Start an evaluation
 //
-// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7164,6 +7179,9 @@ type ClientWithResponsesInterface interface {
 	// passed (and its pass not expired or revoked), and credential
 	// prerequisites met. Registering again while a registration is open
 	// returns it (200).
+	// An evaluation this registry cannot grade (a benchmark whose sealed
+	// answers do not open with its sealing key) is refused with 409
+	// (`evaluation_unavailable`), as the listing's `reason` says.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7176,6 +7194,9 @@ type ClientWithResponsesInterface interface {
 	// passed (and its pass not expired or revoked), and credential
 	// prerequisites met. Registering again while a registration is open
 	// returns it (200).
+	// An evaluation this registry cannot grade (a benchmark whose sealed
+	// answers do not open with its sealing key) is refused with 409
+	// (`evaluation_unavailable`), as the listing's `reason` says.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7281,7 +7302,7 @@ type ClientWithResponsesInterface interface {
 
 	// StartWithBodyWithResponse Start an evaluation
 	//
-	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7290,7 +7311,7 @@ type ClientWithResponsesInterface interface {
 
 	// StartWithResponse Start an evaluation
 	//
-	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12013,6 +12034,9 @@ func (c *ClientWithResponses) ProctorSubmitWithResponse(ctx context.Context, ref
 // passed (and its pass not expired or revoked), and credential
 // prerequisites met. Registering again while a registration is open
 // returns it (200).
+// An evaluation this registry cannot grade (a benchmark whose sealed
+// answers do not open with its sealing key) is refused with 409
+// (`evaluation_unavailable`), as the listing's `reason` says.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12031,6 +12055,9 @@ func (c *ClientWithResponses) RegisterWithBodyWithResponse(ctx context.Context, 
 // passed (and its pass not expired or revoked), and credential
 // prerequisites met. Registering again while a registration is open
 // returns it (200).
+// An evaluation this registry cannot grade (a benchmark whose sealed
+// answers do not open with its sealing key) is refused with 409
+// (`evaluation_unavailable`), as the listing's `reason` says.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12196,7 +12223,7 @@ func (c *ClientWithResponses) StreamMessagesWithResponse(ctx context.Context, re
 
 // StartWithBodyWithResponse Start an evaluation
 //
-// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12211,7 +12238,7 @@ func (c *ClientWithResponses) StartWithBodyWithResponse(ctx context.Context, ref
 
 // StartWithResponse Start an evaluation
 //
-// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open is refused with 503 (`unavailable`), naming the question.
+// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -13,6 +13,8 @@ import (
 //
 //   - the evaluation is active and not removed;
 //   - this server runs its handler;
+//   - a benchmark's sealed answers open with this registry's sealing key
+//     (else no attempt could be graded here);
 //   - live class work that seats only claimed agents: the agent is claimed;
 //   - every prerequisite is met: a valid pass of each evaluation, a
 //     recorded credential that verifies now of each credential
@@ -70,8 +72,8 @@ func (c *candidate) read(ctx context.Context) (*registry.Agent, error) {
 // mayRegister is the rule: nil when the candidate may open a registration
 // for e now, else the refusal (or a failure to read what it needs).
 func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Entry) error {
-	if err := s.takesRegistrations(e); err != nil {
-		return err
+	if r := s.takesRegistrations(e); r != nil {
+		return r
 	}
 	if claimRequired(e.Config) {
 		a, err := c.read(ctx)
@@ -110,8 +112,9 @@ func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Ent
 }
 
 // takesRegistrations is the part of the rule that is the evaluation's
-// alone: it is active, not removed, and this server runs its handler.
-func (s *Service) takesRegistrations(e *registry.Entry) error {
+// alone: it is active, not removed, this server runs its handler, and it
+// can grade it (a benchmark's sealed answers open with its key).
+func (s *Service) takesRegistrations(e *registry.Entry) *Refusal {
 	if e.Status != registry.StatusActive || e.Removed {
 		return conflict("evaluation_not_active", e.ID+" is "+string(e.Status)+"; only active evaluations take registrations", "Choose an active evaluation.")
 	}
@@ -119,12 +122,23 @@ func (s *Service) takesRegistrations(e *registry.Entry) error {
 		return conflict("conflict", e.ID+" ("+string(e.Type)+") cannot be taken on this server yet: it does not run "+e.Handler,
 			"Take an evaluation whose can_register is true.")
 	}
+	if e.Config.Benchmark != nil {
+		var r *Refusal // answerKey fails only with a refusal
+		if _, err := s.answerKey(current(e)); errors.As(err, &r) {
+			// Not the 503 of an attempt already under way: nothing is
+			// wrong with the request, and asking again will not help
+			// until the operators serve the key the answers were sealed
+			// to.
+			return conflict("evaluation_unavailable", r.Message, r.Hint)
+		}
+	}
 	return nil
 }
 
-// TakesRegistrations reports whether e takes registrations at all on
-// this server, whoever asks: the listing's can_register for anyone.
-func (s *Service) TakesRegistrations(e *registry.Entry) bool { return s.takesRegistrations(e) == nil }
+// Unavailable is why e takes no registrations on this server, whoever
+// asks (nil when it takes them): the listing's can_register and reason
+// for anyone, as Register would refuse.
+func (s *Service) Unavailable(e *registry.Entry) *Refusal { return s.takesRegistrations(e) }
 
 // claimRequired reports whether an evaluation seats only agents claimed
 // by a human owner: live class work, unless its config allows unclaimed

@@ -73,6 +73,8 @@ func listingWorld(t *testing.T, st store, now time.Time) *evaluation.Service {
 		siptest.SIP(25, "needs-poaw", "active", "poaw"),
 		sip(26, "open-live", "live_class_work", "active", "collaboration_handler",
 			"config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 30\n  problem: Agree.\n  allow_unclaimed: true\n", ""),
+		// Sealed to another registry's key: this one cannot grade it.
+		siptest.SealedBenchmark(27, "sealed-elsewhere"),
 	)
 	if _, err := registry.Sync(t.Context(), st, registry.Source{Files: files, Name: "test"}, now); err != nil {
 		t.Fatal(err)
@@ -223,6 +225,9 @@ func TestListingAgreesWithRegister(t *testing.T) {
 		{"new", "old"}:                                         "evaluation_not_active",
 		{"open-registration", "identity-check"}:                "open",
 		{"unclaimed-passed-poaw", "multi-agent-collaboration"}: "claim_required",
+		{"passed-poaw", "ai-safety-benchmark"}:                 "",
+		{"new", "sealed-elsewhere"}:                            "evaluation_unavailable",
+		{"passed-poaw", "sealed-elsewhere"}:                    "evaluation_unavailable",
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -290,6 +295,61 @@ func TestListingAgreesWithRegister(t *testing.T) {
 			for k := range want {
 				if !seen[k] {
 					t.Errorf("the table has no case %v", k)
+				}
+			}
+		})
+	}
+}
+
+// TestSealedAnswersMustOpen: a benchmark whose sealed answers this
+// registry's key does not open takes no registrations, and says why
+// (naming the question, never an answer), for anyone.
+func TestSealedAnswersMustOpen(t *testing.T) {
+	t.Parallel()
+	st := stores["sqlite"](t)
+	listingWorld(t, st, listingT0) // syncs the registry
+	dev, err := seal.ParseKey(evaluations.DevelopmentSealingKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		key  evaluation.Opener
+		want map[string]string // evaluation id → refusal code ("" takes registrations)
+	}{
+		{"development key", dev, map[string]string{"ai-safety-benchmark": "", "sealed-elsewhere": "evaluation_unavailable"}},
+		{"other key", siptest.SealingKey(), map[string]string{"ai-safety-benchmark": "evaluation_unavailable", "sealed-elsewhere": ""}},
+		{"no key", nil, map[string]string{"ai-safety-benchmark": "evaluation_unavailable", "sealed-elsewhere": "evaluation_unavailable"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st,
+				Now: func() time.Time { return listingT0 }, Key: tc.key})
+			for id, want := range tc.want {
+				e, err := st.Entry(t.Context(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 2 { // the second answer comes from what the first remembered
+					got := ""
+					r := svc.Unavailable(e)
+					if r != nil {
+						got = r.Code
+					}
+					if got != want {
+						t.Fatalf("%s: refusal %q, want %q (%v)", id, got, want, r)
+					}
+					if r == nil {
+						continue
+					}
+					if !errors.Is(r, registry.ErrConflict) {
+						t.Errorf("%s: refusal of kind %v, want a conflict", id, r.Kind)
+					}
+					if tc.key != nil && !strings.Contains(r.Message, "question") {
+						t.Errorf("%s: message %q does not name the question", id, r.Message)
+					}
+					if strings.Contains(r.Message, "Right") || r.Hint == "" {
+						t.Errorf("%s: message %q, hint %q", id, r.Message, r.Hint)
+					}
 				}
 			}
 		})

@@ -15,12 +15,20 @@ import (
 // the SIP and question it was sealed for (package seal's Key is one).
 type Opener = registry.Opener
 
-// answerKeys remembers the opened answer keys of definitions: a version's
-// content never changes, so one opening per version and replica serves
-// every attempt.
+// answerKeys remembers the opened answer keys of definitions, and the
+// refusals of those that do not open: a version's content never changes,
+// nor does a service's key, so one opening per version and replica serves
+// every attempt and every listing.
 type answerKeys struct {
 	mu sync.Mutex
-	m  map[string]map[string]string // content hash → question id → answer
+	m  map[string]openedKey // by content hash
+}
+
+// openedKey is a definition's answer key (question id → answer), or why
+// it does not open.
+type openedKey struct {
+	key     map[string]string
+	refusal *Refusal
 }
 
 // questions is the benchmark one attempt takes, decided here for start,
@@ -112,29 +120,38 @@ func (s *Service) answerKey(def *Definition) (map[string]string, error) {
 		return nil, nil
 	}
 	s.keys.mu.Lock()
-	key, ok := s.keys.m[def.ContentSHA256]
+	k, ok := s.keys.m[def.ContentSHA256]
 	s.keys.mu.Unlock()
-	if ok {
-		return key, nil
+	if !ok {
+		k = s.open(def, sealed)
+		s.keys.mu.Lock()
+		if s.keys.m == nil {
+			s.keys.m = map[string]openedKey{}
+		}
+		s.keys.m[def.ContentSHA256] = k
+		s.keys.mu.Unlock()
 	}
+	if k.refusal != nil {
+		r := *k.refusal // callers may add to their copy
+		return nil, &r
+	}
+	return k.key, nil
+}
+
+// open opens def's sealed answers with the service's key.
+func (s *Service) open(def *Definition, sealed []registry.Question) openedKey {
 	if s.opener == nil {
-		return nil, unsealable(def, "", "this registry has no sealing key (SIP_SEALING_KEY_FILE)")
+		return openedKey{refusal: unsealable(def, "", "this registry has no sealing key (SIP_SEALING_KEY_FILE)")}
 	}
-	key = make(map[string]string, len(sealed))
+	key := make(map[string]string, len(sealed))
 	for _, q := range sealed {
 		a, err := s.opener.Open(registry.SealBinding(&def.SIP, q), q.Sealed)
 		if err != nil {
-			return nil, unsealable(def, q.ID, err.Error())
+			return openedKey{refusal: unsealable(def, q.ID, err.Error())}
 		}
 		key[q.ID] = a
 	}
-	s.keys.mu.Lock()
-	if s.keys.m == nil {
-		s.keys.m = map[string]map[string]string{}
-	}
-	s.keys.m[def.ContentSHA256] = key
-	s.keys.mu.Unlock()
-	return key, nil
+	return openedKey{key: key}
 }
 
 func unsealable(def *Definition, question, why string) *Refusal {

@@ -99,7 +99,7 @@ func writeConfig(b *strings.Builder, r *rand.Rand, sip int, typ string) {
 	case "complex_benchmark":
 		b.WriteString("config:\n  passing_score: 75\n  questions:\n")
 		for q := range 3 + r.IntN(5) {
-			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(sip, q))
+			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(sip, fmt.Sprintf("eval-%d", sip), q))
 		}
 	case "live_class_work":
 		b.WriteString("config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 45\n")

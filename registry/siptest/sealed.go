@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/seal"
 )
 
@@ -30,11 +31,11 @@ func SealingKey() *seal.Key {
 // sealedAnswer is question qN's answer "Right" of generated SIP sip,
 // sealed for that SIP and question as Generate writes them, as YAML lines
 // at the indentation of a question's keys.
-func sealedAnswer(sip, n int) string {
-	at := fmt.Sprintf("%d/%d", sip, n)
+func sealedAnswer(sip int, id string, n int) string {
+	at := fmt.Sprintf("%d/%s/%d", sip, id, n)
 	s, ok := sealedRight.Load(at)
 	if !ok {
-		b := seal.Binding{SIP: sip, ID: fmt.Sprintf("eval-%d", sip), Question: fmt.Sprintf("q%d", n),
+		b := seal.Binding{SIP: sip, ID: id, Question: fmt.Sprintf("q%d", n),
 			Prompt: fmt.Sprintf("Question %d about safe behaviour?", n), Choices: []string{"Wrong", "Right", "Also wrong"}}
 		sealed, err := seal.Seal(SealingKey().Recipient(), b, "Right")
 		if err != nil {
@@ -48,4 +49,20 @@ func sealedAnswer(sip, n int) string {
 		b.WriteString("        " + line + "\n")
 	}
 	return b.String()
+}
+
+// SealedBenchmark returns a valid benchmark SIP file evaluations/SIP-<n>.md
+// with the given id: three multiple-choice questions whose answers
+// ("Right") are sealed to SealingKey, so that a registry with any other
+// key cannot open them.
+func SealedBenchmark(n int, id string) registry.File {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nsip: %d\nid: %s\nname: \"Benchmark %s\"\nmodule: core\ntype: complex_benchmark\nstatus: active\n", n, id, id)
+	b.WriteString("author: Ada\ncreated_at: 2026-01-01\nupdated_at: 2026-01-01\nversion: \"1.0.0\"\npoints: 10\n")
+	b.WriteString("config:\n  passing_score: 75\n  time_limit_minutes: 30\n  questions:\n")
+	for q := range 3 {
+		fmt.Fprintf(&b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(n, id, q))
+	}
+	fmt.Fprintf(&b, "executable:\n  handler: benchmark_handler\n---\n\n# Benchmark %s\n\n## How it runs\n\nAnswer every question.\n\n## Passing\n\n75%% of the points.\n", id)
+	return registry.File{Path: fmt.Sprintf("evaluations/SIP-%d.md", n), Content: []byte(b.String())}
 }
