@@ -106,7 +106,7 @@ func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Ent
 			return r
 		}
 	}
-	return s.attemptsLeft(ctx, c.agentID, e)
+	return s.attemptsLeft(ctx, c, e)
 }
 
 // takesRegistrations is the part of the rule that is the evaluation's
