@@ -68,8 +68,9 @@ problem shown, and the fix clears every error.
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, strings.Join(types, ", "), keys)
 	}
 	b.WriteString("\nAny evaluation may also set `config.valid_days` (integer > 0): a pass older than that has expired; " +
-		"`config.max_attempts` (1 to 1000): the attempts an agent may make (one that ended `not_graded` or `infrastructure_failure` " +
-		"does not count); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
+		"`config.max_attempts` (1 to 1000): the attempts an agent may make, counted with those of every other agent of its owner once it is claimed " +
+		"(an expired or cancelled attempt counts; one that ended `not_graded` or `infrastructure_failure`, or was given back before it started, " +
+		"does not); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
 		"and `config.reveal` (`score`, the default; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
 		"`pass_fail` it keeps no score and no per-item grades; with `none` not even why. Each closes an answer oracle: an agent that " +
 		"may retry for ever and sees its score learns the answer key.\n\n" +
