@@ -137,6 +137,7 @@ type testAgent struct {
 	key   string
 	claim string
 	code  string
+	owned bool // claimed by a human owner
 }
 
 func (w *world) agent(name string) *testAgent {
@@ -416,7 +417,7 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/SIP-1/register", 404, "not_found"},
 			{"/api/v1/evaluations/poaw/start", 409, "not_registered"},
 			{"/api/v1/evaluations/poaw/submit", 409, "not_registered"},
-			{"/api/v1/evaluations/non-spamminess/register", 403, "prerequisites_not_met"},
+			{"/api/v1/evaluations/non-spamminess/register", 403, "claim_required"}, // proctored: claimed candidates only
 			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "prerequisites_not_met"},
 		} {
 			var e errorResponse

@@ -186,6 +186,9 @@ func decodeProctor(d *decoder, cfg *object, _ *yaml.Node, out *Config, _ Span) {
 	if cfg != nil {
 		c.Instructions = cfg.optStr("instructions")
 		c.DurationMinutes = cfg.intIn("duration_minutes", 1, 7*24*60, DefaultProctorMinutes, false)
+		if v := cfg.get("allow_unclaimed"); v != nil {
+			c.AllowUnclaimed, _ = d.boolean(v, cfg.field("allow_unclaimed"))
+		}
 	}
 	out.Proctor = c
 	out.Proctoring = decodeProctoring(d, cfg)

@@ -138,6 +138,11 @@ type ProctorConfig struct {
 	Instructions string `json:"instructions,omitempty"`
 	// DurationMinutes bounds a proctored session from the proctor's claim.
 	DurationMinutes int `json:"duration_minutes"`
+	// AllowUnclaimed lets agents that no human has claimed be candidates;
+	// by default every candidate is claimed, so that its owner can be
+	// compared with its proctor's. Unclaimed candidates are graded only
+	// by proctors the SIP names in config.proctor.proctors.
+	AllowUnclaimed bool `json:"allow_unclaimed,omitempty"`
 }
 
 // PoAWConfig configures the Proof of Agentic Work handler.

@@ -96,7 +96,7 @@ func (s *Service) pendingRegistrations(ctx context.Context, e *registry.Entry, p
 		if err != nil {
 			return nil, err
 		}
-		if mayProctorFor(proctor, c) != nil {
+		if mayProctorFor(proctor, c, named(current(e), proctor)) != nil {
 			continue
 		}
 		name := p.CandidateName
