@@ -110,7 +110,9 @@ func TestSiblingJoinRacingAClaimIsNeverGraded(t *testing.T) {
 			var wg sync.WaitGroup
 			var claimed int
 			var seat liveStart
-			wg.Go(func() { claimed = proc.call("POST", ev+"/proctor/claim", fmt.Sprintf(`{"session_id":%q}`, st.Session.ID), nil) })
+			wg.Go(func() {
+				claimed = proc.call("POST", ev+"/proctor/claim", fmt.Sprintf(`{"session_id":%q}`, st.Session.ID), nil)
+			})
 			wg.Go(func() {
 				sibling.call("POST", ev+"/register", "", nil)
 				sibling.call("POST", ev+"/start", "", &seat)
