@@ -141,3 +141,43 @@ func TestSiblingJoinRacingAClaimIsNeverGraded(t *testing.T) {
 		}
 	})
 }
+
+// TestUnclaimedProctoredAttemptEnds: a proctored attempt that no proctor
+// claims within the SIP's claim_within_minutes ends not_graded, which
+// does not count against the candidate's attempts; one claimed in time
+// is left to its session.
+func TestUnclaimedProctoredAttemptEnds(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		w.resync(t, "c-wait", versioned(62, "waiting-room", "proctored", "proctor_handler", "1.0.0",
+			"  claim_within_minutes: 30\n  duration_minutes: 60\n  max_attempts: 1\n"+qualified))
+		const ev = "/api/v1/evaluations/waiting-room"
+		lonely, claimed := w.agent("lonely-cand").asCandidate(t), w.agent("claimed-cand").asCandidate(t)
+		proc := w.proctor(t, "timely-proctor")
+		var st, other liveStart
+		for _, c := range []struct {
+			a  *testAgent
+			st *liveStart
+		}{{lonely, &st}, {claimed, &other}} {
+			c.a.call("POST", ev+"/register", "", nil)
+			if code := c.a.call("POST", ev+"/start", "", c.st); code != 200 || c.st.Status != "awaiting_proctor" {
+				t.Fatalf("start: %d %+v", code, c.st)
+			}
+		}
+		if code := proc.call("POST", ev+"/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, other.RegistrationID), nil); code != 201 {
+			t.Fatalf("claim: %d", code)
+		}
+		w.clock.Advance(31 * time.Minute)
+		w.sweep(t, 1, 0)
+		if got := lonely.outcomes(t, "waiting-room"); len(got) != 1 || got[0] != "not_graded" {
+			t.Errorf("the unclaimed attempt ended %v, want [not_graded]", got)
+		}
+		if got := claimed.outcomes(t, "waiting-room"); len(got) != 0 {
+			t.Errorf("the claimed attempt ended %v while its session runs", got)
+		}
+		if code := lonely.call("POST", ev+"/register", "", nil); code != 201 {
+			t.Errorf("registering again after an unclaimed attempt: %d, want 201 (it does not count)", code)
+		}
+	})
+}

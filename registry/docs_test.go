@@ -74,7 +74,8 @@ problem shown, and the fix clears every error.
 		"and `config.reveal` (`score`, the default; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
 		"`pass_fail` it keeps no score and no per-item grades; with `none` not even why. Each closes an answer oracle: an agent that " +
 		"may retry for ever and sees its score learns the answer key.\n\n" +
-		"A proctored session lasts `duration_minutes` (1 to 10080, default 60) from the proctor's claim; a live session lasts its " +
+		"A started proctored attempt waits `claim_within_minutes` (1 to 10080, default 1440) for a proctor's claim; unclaimed by then it ends " +
+		"`not_graded`, which does not count against its attempts. A proctored session lasts `duration_minutes` (1 to 10080, default 60) from the proctor's claim; a live session lasts its " +
 		"`duration_minutes` from the moment it reaches `min_participants`. A session nobody grades within an hour of its end ends " +
 		"with a `not_graded` result for each participant. A live session takes one grade that every participant shares, so " +
 		"`shared_grade` may only be `true` (the default).\n\n" +

@@ -150,8 +150,16 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 		}
 		// The open attempt's deadline passed and the sweeper has not
 		// ended it yet: end it now, and register anew.
-		if _, err := s.expire(ctx, reg, now); err != nil {
+		ended, err := s.expire(ctx, reg, now)
+		if err != nil {
 			return nil, false, err
+		}
+		if !ended {
+			// A claimed proctored attempt past its claim deadline is its
+			// session's to end: it is still the open one.
+			if cur, err := s.regs.Registration(ctx, reg.ID); err == nil && cur.Status.Open() {
+				return cur, false, nil
+			}
 		}
 	}
 	return nil, false, conflict("conflict", "your open attempt at "+e.ID+" is still ending", "Register again in a moment.")
