@@ -120,7 +120,7 @@ func testAttemptsPerOwner(t *testing.T, s, _ FullStore) {
 	if _, err := attempt(t, s, a1, alpha, l, evaluation.OutcomeFailed, t0); err != nil {
 		t.Fatal(err)
 	}
-	a1 = claim(a1, c1)
+	claim(a1, c1)
 	a2, c2 := mustAgent(t, s, "sibling-two")
 	a2 = claim(a2, c2)
 	l.Owner = owner
