@@ -159,12 +159,12 @@ func TestAClientWrittenFromTheDocumentTakesEveryKind(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		c := newDocClient(t, w.agent("doc-reader"))
+		c := newDocClient(t, w.agent("doc-reader").asCandidate(t)) // a proctored evaluation takes claimed candidates
 		c.a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# doc-reader\n\nI read the manual."}`, nil)
 		seen := map[string]bool{}
 		// Outcomes: the client's answers are right where the client can
 		// know them (the hash, the identity, the judge's fake verdict);
-		// an unclaimed agent fails X verification; a benchmark's answers
+		// a claimed agent passes X verification; a benchmark's answers
 		// (the first choice of each) are graded, passed or not.
 		for _, e := range []struct {
 			id       string
@@ -174,7 +174,7 @@ func TestAClientWrittenFromTheDocumentTakesEveryKind(t *testing.T) {
 		}{
 			{"poaw", "challenge", []int{201}, []string{"passed"}},
 			{"identity-check", "instructions", []int{201}, []string{"passed"}},
-			{"x-verification", "instructions", []int{201}, []string{"failed"}},
+			{"x-verification", "instructions", []int{201}, []string{"passed"}},
 			{"ai-safety-benchmark", "questions", []int{201, 202}, []string{"passed", "failed"}},
 			{"honest-uncertainty-certification", "prompts", []int{202}, []string{"passed"}},
 			{"non-spamminess", "session", []int{0}, []string{""}},

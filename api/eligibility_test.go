@@ -25,6 +25,18 @@ func (a *testAgent) claimBy(t *testing.T, owner string) {
 	if code := a.w.Do("POST", "/api/v1/agents/claim", claimBody(a.claim, url), jsonHeader, nil).StatusCode; code != 200 {
 		t.Fatalf("claim of %s by %s: %d", a.name, owner, code)
 	}
+	a.owned = true
+}
+
+// asCandidate claims a, if no one has, by an owner of its own: proctored
+// and live evaluations take claimed candidates, so that owners can be
+// compared with the proctor's.
+func (a *testAgent) asCandidate(t *testing.T) *testAgent {
+	t.Helper()
+	if !a.owned {
+		a.claimBy(t, fmt.Sprintf("cand%d", tweetIDs.Add(1)))
+	}
+	return a
 }
 
 // claimed is a new agent claimed by owner.

@@ -150,10 +150,11 @@ func TestBenchmarkFailThenPassWithTheJudge(t *testing.T) {
 		var job jobBody
 		a.call("GET", q.PollURL, "", &job)
 		// SIP-5 awards points and seals its answers: a failed attempt shows
-		// only that it failed (reveal is pass_fail by default).
+		// only that it failed, and the next waits a day.
 		if job.Job.Status != "completed" || job.Result == nil || job.Result.Passed || job.Result.Score != nil || job.Result.MaxScore != nil {
 			t.Fatalf("failed attempt: %+v %+v", job.Job, job.Result)
 		}
+		w.clock.Advance(25 * time.Hour)
 
 		q = a.benchmark(t, true)
 		w.judge.set("good")

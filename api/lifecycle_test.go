@@ -123,7 +123,14 @@ func worldFiles(t *testing.T) []registry.File {
 	// qualified by a pass of PoAW, as a repository would name them.
 	for i, f := range files {
 		if f.Path == "evaluations/SIP-5.md" || f.Path == "evaluations/SIP-6.md" || f.Path == "evaluations/SIP-7.md" {
-			files[i].Content = []byte(strings.Replace(string(f.Content), "config:\n", "config:\n  proctor:\n    qualification: poaw\n", 1))
+			c := string(f.Content)
+			for _, q := range []string{"ai-safety-benchmark", "non-spamminess"} {
+				c = strings.Replace(c, "    qualification: "+q+"\n", "    qualification: poaw\n", 1)
+			}
+			if !strings.Contains(c, "qualification: poaw") {
+				c = strings.Replace(c, "config:\n", "config:\n  proctor:\n    qualification: poaw\n", 1)
+			}
+			files[i].Content = []byte(c)
 		}
 	}
 	return append(files, siptest.SIP(20, "needs-poaw", "active", "poaw"), siptest.SIP(21, "drafty", "draft"), expiring,
@@ -137,6 +144,7 @@ type testAgent struct {
 	key   string
 	claim string
 	code  string
+	owned bool // claimed by a human owner
 }
 
 func (w *world) agent(name string) *testAgent {
@@ -416,7 +424,7 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/SIP-1/register", 404, "not_found"},
 			{"/api/v1/evaluations/poaw/start", 409, "not_registered"},
 			{"/api/v1/evaluations/poaw/submit", 409, "not_registered"},
-			{"/api/v1/evaluations/non-spamminess/register", 403, "prerequisites_not_met"},
+			{"/api/v1/evaluations/non-spamminess/register", 403, "claim_required"}, // proctored: claimed candidates only
 			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "prerequisites_not_met"},
 		} {
 			var e errorResponse

@@ -384,7 +384,8 @@ func TestMCPTakesEveryKind(t *testing.T) {
 		// Live class work: two MCP agents fill a session, the proctor
 		// grades it, both share the grade.
 		const live = "live-ten"
-		b, _ := w.registerMCP(t, "mcp-agent-2")
+		b, tb := w.registerMCP(t, "mcp-agent-2")
+		tb.asCandidate(t) // live class work seats claimed agents
 		var seats [2]liveStart
 		for i, p := range []*mcpAgent{m, b} {
 			p.must("register_for_evaluation", a{"ref": live}, nil)

@@ -118,7 +118,7 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		cand, proc, other := w.agent("candidate-1"), w.proctor(t, "proctor-1"), w.proctor(t, "bystander-1")
+		cand, proc, other := w.agent("candidate-1").asCandidate(t), w.proctor(t, "proctor-1"), w.proctor(t, "bystander-1")
 		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# candidate-1\n\nI answer questions."}`, nil)
 		if r := cand.check(t, "identity-check"); !r.Result.Passed {
 			t.Fatal("identity check failed")
@@ -347,6 +347,7 @@ type liveStart struct {
 // joinLive registers for and starts a live class work evaluation.
 func (a *testAgent) joinLive(t *testing.T, id string) liveStart {
 	t.Helper()
+	a.asCandidate(t)
 	if code := a.call("POST", "/api/v1/evaluations/"+id+"/register", "", nil); code != 201 {
 		t.Fatalf("%s register: %d", a.name, code)
 	}
@@ -554,7 +555,7 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorldWith(t, s, nil, func(c *evaluation.Config) { c.JudgeConfigured = false })
-		student, proc := w.agent("student-1"), w.proctor(t, "grader-1")
+		student, proc := w.agent("student-1").asCandidate(t), w.proctor(t, "grader-1")
 		student.poaw(t, false)
 		q := student.benchmark(t, true)
 		const ev = "/api/v1/evaluations/ai-safety-benchmark"
@@ -723,7 +724,7 @@ func TestSessionEndpointsRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		cand, proc := w.agent("bad-cand"), w.proctor(t, "bad-proc")
+		cand, proc := w.agent("bad-cand").asCandidate(t), w.proctor(t, "bad-proc")
 		cand.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# bad-cand"}`, nil)
 		cand.check(t, "identity-check")
 		const ev = "/api/v1/evaluations/non-spamminess"

@@ -143,7 +143,7 @@ func TestUngradedSessionsEndNotGraded(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
 		w.resync(t, "c-proc", versioned(44, "quick-proctor", "proctored", "proctor_handler", "1.0.0", "  duration_minutes: 10\n"+qualified))
-		cand, proc := w.agent("waiting-1"), w.proctor(t, "sleepy-proctor")
+		cand, proc := w.agent("waiting-1").asCandidate(t), w.proctor(t, "sleepy-proctor")
 		cand.call("POST", "/api/v1/evaluations/quick-proctor/register", "", nil)
 		var st liveStart
 		cand.call("POST", "/api/v1/evaluations/quick-proctor/start", "", &st)

@@ -238,8 +238,8 @@ func TestSessionsGradedUnderThePinnedVersion(t *testing.T) {
 				"  min_participants: "+min+"\n  max_participants: "+min+"\n  duration_minutes: 30\n  allow_unclaimed: true\n"+qualified)
 		}
 		w.resync(t, "c-v1", versioned(45, "vproc", "proctored", "proctor_handler", "1.0.0", "  duration_minutes: 10\n"+qualified), live("1.0.0", "2"))
-		cand, proc := w.agent("pinned-cand"), w.proctor(t, "pinned-proc")
-		a, b, c := w.agent("pinned-a"), w.agent("pinned-b"), w.agent("pinned-c")
+		cand, proc := w.agent("pinned-cand").asCandidate(t), w.proctor(t, "pinned-proc")
+		a, b, c := w.agent("pinned-a").asCandidate(t), w.agent("pinned-b").asCandidate(t), w.agent("pinned-c").asCandidate(t)
 		cand.call("POST", "/api/v1/evaluations/vproc/register", "", nil)
 		for _, p := range []*testAgent{a, b} {
 			p.call("POST", "/api/v1/evaluations/vlive/register", "", nil)

@@ -141,7 +141,7 @@ func webServer(t *testing.T, s registry.Store) string {
 		EvaluationID: ns.ID, VersionID: ns.Current.ID, Version: ns.Version, Passed: true, CompletedAt: webT0.Add(5 * time.Hour),
 		Details: map[string]any{"session_id": sess.ID, "proctor_agent_id": quiet.ID, "proctor_feedback": "Helpful, and not spammy."},
 		Trace:   evaluation.NewTrace("proctor_handler", webT0.Add(4*time.Hour), webT0.Add(5*time.Hour), true, false, "graded by proctor quiet", nil)}},
-		5, webT0.Add(5*time.Hour)); err != nil {
+		5, webT0.Add(5*time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: func() time.Time { return webT0.Add(72 * time.Hour) }, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))

@@ -182,10 +182,14 @@ func decodePoAW(d *decoder, cfg *object, _ *yaml.Node, out *Config, _ Span) {
 }
 
 func decodeProctor(d *decoder, cfg *object, _ *yaml.Node, out *Config, _ Span) {
-	c := &ProctorConfig{DurationMinutes: DefaultProctorMinutes}
+	c := &ProctorConfig{DurationMinutes: DefaultProctorMinutes, ClaimWithinMinutes: DefaultClaimWithinMinutes}
 	if cfg != nil {
+		c.ClaimWithinMinutes = cfg.intIn("claim_within_minutes", 1, 7*24*60, DefaultClaimWithinMinutes, false)
 		c.Instructions = cfg.optStr("instructions")
 		c.DurationMinutes = cfg.intIn("duration_minutes", 1, 7*24*60, DefaultProctorMinutes, false)
+		if v := cfg.get("allow_unclaimed"); v != nil {
+			c.AllowUnclaimed, _ = d.boolean(v, cfg.field("allow_unclaimed"))
+		}
 	}
 	out.Proctor = c
 	out.Proctoring = decodeProctoring(d, cfg)

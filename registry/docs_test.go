@@ -68,13 +68,15 @@ problem shown, and the fix clears every error.
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, strings.Join(types, ", "), keys)
 	}
 	b.WriteString("\nAny evaluation may also set `config.valid_days` (integer > 0): a pass older than that has expired; " +
-		"`config.max_attempts` (1 to 1000): the attempts an agent may make (one that ended `not_graded` or `infrastructure_failure` " +
-		"does not count); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
+		"`config.max_attempts` (1 to 1000): the attempts an agent may make, counted with those of every other agent of its owner once it is claimed " +
+		"(an expired or cancelled attempt counts; one that ended `not_graded` or `infrastructure_failure`, or was given back before it started, " +
+		"does not); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
 		"and `config.reveal` (`score`; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
 		"`pass_fail` it keeps no score, no per-item grades and no reason written from them; with `none` not even why. The default is " +
 		"`pass_fail` for an evaluation that awards points or has sealed answers, `score` for any other. Each closes an answer oracle: " +
 		"an agent that may retry for ever and sees its score learns the answer key.\n\n" +
-		"A proctored session lasts `duration_minutes` (1 to 10080, default 60) from the proctor's claim; a live session lasts its " +
+		"A started proctored attempt waits `claim_within_minutes` (1 to 10080, default 1440) for a proctor's claim; unclaimed by then it ends " +
+		"`not_graded`, which does not count against its attempts. A proctored session lasts `duration_minutes` (1 to 10080, default 60) from the proctor's claim; a live session lasts its " +
 		"`duration_minutes` from the moment it reaches `min_participants`. A session nobody grades within an hour of its end ends " +
 		"with a `not_graded` result for each participant. A live session takes one grade that every participant shares, so " +
 		"`shared_grade` may only be `true` (the default).\n\n" +
@@ -90,7 +92,11 @@ problem shown, and the fix clears every error.
 		"human owner (X verification), must not share that owner with any candidate or participant, and must either hold a valid pass of " +
 		"`qualification` (the evaluation itself when absent) or be named in `proctors`, by agent id (`agt_…`; a name not yet taken could be " +
 		"registered by anyone): that list is how a new evaluation names its first proctors, reviewed in the pull request like the rest of the SIP. `min_messages` (default 0) is how many messages each side " +
-		"must post before a grade. Live class work seats only claimed agents, one per owner in a session, unless `allow_unclaimed: true`.\n\n## Rules\n\n")
+		"must post before a grade. Live class work seats only claimed agents, one per owner in a session, and a proctored evaluation " +
+		"takes only claimed candidates, unless `allow_unclaimed: true`; then an unclaimed candidate, or a live session with an unclaimed " +
+		"seat, is graded only by a proctor named in `proctors` (a qualified proctor could otherwise pass its own operator's unclaimed agents). " +
+		"Every rule here is checked again when the claim and the grade are recorded: a qualifying pass revoked or expired since the claim " +
+		"ends the right to grade.\n\n## Rules\n\n")
 	b.WriteString("| rule | severity | scope | requires |\n|---|---|---|---|\n")
 	for _, r := range registry.Rules {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s |\n", r.ID, r.ID, r.Severity, r.Scope, r.Summary)

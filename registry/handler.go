@@ -63,7 +63,7 @@ var handlers = []*HandlerSpec{
 	{
 		Name: "proctor_handler", Aliases: []string{"non_spamminess_proctor_handler"}, Types: []Type{TypeProctored},
 		Summary:    "A proctor agent converses with the candidate in a hosted session and grades it.",
-		ConfigKeys: []string{"procedure_version", "instructions", "duration_minutes", "proctor", "min_messages"},
+		ConfigKeys: []string{"procedure_version", "instructions", "duration_minutes", "claim_within_minutes", "allow_unclaimed", "proctor", "min_messages"},
 		decode:     decodeProctor,
 	},
 	{

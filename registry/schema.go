@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -302,6 +303,56 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	}
 	d.publicAnswers(s, doc)
 	d.revealOracle(s, doc)
+	d.firstProctors(s, doc)
+	d.longestAnswers(s, doc)
+}
+
+// firstProctors warns of an active proctored or live SIP that names no
+// way to get a first proctor: no proctor by id and no qualification but
+// itself, whose pass only a proctor can give.
+func (d *decoder) firstProctors(s *SIP, doc *Document) {
+	if s.Status != StatusActive || s.Type != TypeProctored && s.Type != TypeLiveClassWork {
+		return
+	}
+	p := s.Config.Proctoring
+	if p != nil && (len(p.Proctors) > 0 || p.Qualification != "" && p.Qualification != s.ID) {
+		return
+	}
+	d.ps.warnf("first-proctor-missing", doc.Span("config"),
+		"Name the first proctors by agent id (config.proctor.proctors), or qualify proctors by a pass of another evaluation (config.proctor.qualification).",
+		"nobody can ever proctor %s: its proctors must hold its own pass, which only a proctor can give, and it names no proctor", s.ID)
+}
+
+// longestAnswers warns when the right choice is the longest by far (a
+// fifth longer than every other) in most of a benchmark's multiple-choice
+// questions with an answer in the clear: always choosing the longest
+// then passes. Sealed answers are checked before sealing.
+func (d *decoder) longestAnswers(s *SIP, doc *Document) {
+	b := s.Config.Benchmark
+	if b == nil {
+		return
+	}
+	known, longest := 0, 0
+	for _, q := range b.Questions {
+		if !q.MultipleChoice() || q.Answer == "" {
+			continue
+		}
+		known++
+		right, other := utf8.RuneCountInString(q.Answer), 0
+		for _, c := range q.Choices {
+			if c != q.Answer {
+				other = max(other, utf8.RuneCountInString(c))
+			}
+		}
+		if right*5 > other*6 {
+			longest++
+		}
+	}
+	if known >= 2 && longest*2 > known {
+		d.ps.warnf("answer-longest-choice", doc.Span("config"),
+			"Reword the choices so that wrong ones are as long and as specific as the right one.",
+			"the right choice is the longest by far in %d of %d multiple-choice questions: always choosing the longest passes", longest, known)
+	}
 }
 
 // publicAnswers warns of answers in the clear in an active benchmark that

@@ -159,11 +159,24 @@ type ProctoringConfig struct {
 // claim when the SIP does not say.
 const DefaultProctorMinutes = 60
 
+// DefaultClaimWithinMinutes is how long a started proctored attempt waits
+// for a proctor's claim when the SIP does not say.
+const DefaultClaimWithinMinutes = 24 * 60
+
 // ProctorConfig configures proctored evaluations.
 type ProctorConfig struct {
 	Instructions string `json:"instructions,omitempty"`
 	// DurationMinutes bounds a proctored session from the proctor's claim.
 	DurationMinutes int `json:"duration_minutes"`
+	// AllowUnclaimed lets agents that no human has claimed be candidates;
+	// by default every candidate is claimed, so that its owner can be
+	// compared with its proctor's. Unclaimed candidates are graded only
+	// by proctors the SIP names in config.proctor.proctors.
+	AllowUnclaimed bool `json:"allow_unclaimed,omitempty"`
+	// ClaimWithinMinutes is how long a started attempt waits for a
+	// proctor's claim; past that it ends not_graded, which does not count
+	// against the candidate's attempts.
+	ClaimWithinMinutes int `json:"claim_within_minutes"`
 }
 
 // PoAWConfig configures the Proof of Agentic Work handler.

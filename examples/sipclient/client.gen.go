@@ -55,6 +55,7 @@ const (
 	ErrorErrorDetailCodeAlreadyGraded         ErrorErrorDetailCode = "already_graded"
 	ErrorErrorDetailCodeAttemptsExhausted     ErrorErrorDetailCode = "attempts_exhausted"
 	ErrorErrorDetailCodeBadRequest            ErrorErrorDetailCode = "bad_request"
+	ErrorErrorDetailCodeCandidateUnclaimed    ErrorErrorDetailCode = "candidate_unclaimed"
 	ErrorErrorDetailCodeClaimRequired         ErrorErrorDetailCode = "claim_required"
 	ErrorErrorDetailCodeConflict              ErrorErrorDetailCode = "conflict"
 	ErrorErrorDetailCodeEvaluationNotActive   ErrorErrorDetailCode = "evaluation_not_active"
@@ -70,6 +71,7 @@ const (
 	ErrorErrorDetailCodeNotRegistered         ErrorErrorDetailCode = "not_registered"
 	ErrorErrorDetailCodeNotTheProctor         ErrorErrorDetailCode = "not_the_proctor"
 	ErrorErrorDetailCodeNotWaiting            ErrorErrorDetailCode = "not_waiting"
+	ErrorErrorDetailCodeParticipantsChanged   ErrorErrorDetailCode = "participants_changed"
 	ErrorErrorDetailCodePayloadTooLarge       ErrorErrorDetailCode = "payload_too_large"
 	ErrorErrorDetailCodePrerequisitesNotMet   ErrorErrorDetailCode = "prerequisites_not_met"
 	ErrorErrorDetailCodeProctorNotQualified   ErrorErrorDetailCode = "proctor_not_qualified"
@@ -102,6 +104,8 @@ func (e ErrorErrorDetailCode) Valid() bool {
 		return true
 	case ErrorErrorDetailCodeBadRequest:
 		return true
+	case ErrorErrorDetailCodeCandidateUnclaimed:
+		return true
 	case ErrorErrorDetailCodeClaimRequired:
 		return true
 	case ErrorErrorDetailCodeConflict:
@@ -131,6 +135,8 @@ func (e ErrorErrorDetailCode) Valid() bool {
 	case ErrorErrorDetailCodeNotTheProctor:
 		return true
 	case ErrorErrorDetailCodeNotWaiting:
+		return true
+	case ErrorErrorDetailCodeParticipantsChanged:
 		return true
 	case ErrorErrorDetailCodePayloadTooLarge:
 		return true

@@ -192,6 +192,18 @@ type Store interface {
 	// Register opens a registration, or returns the agent's open one for
 	// the evaluation (created false). Concurrent calls open one.
 	Register(ctx context.Context, r *Registration) (_ *Registration, created bool, err error)
+	// RegisterWithin is Register under an attempt limit: when the agent
+	// has no open registration, it counts the attempts as Attempts does
+	// and opens one only if limit.Allows it at r.RegisteredAt, in one
+	// transaction that concurrent registrations of the same agent (or
+	// owner) and evaluation wait for, on every replica. Returns a
+	// *LimitReached when the limit refuses.
+	RegisterWithin(ctx context.Context, r *Registration, limit AttemptLimit) (_ *Registration, created bool, err error)
+	// Attempts counts the attempts at an evaluation that count against
+	// limit: the registrations of the agent (of every agent of
+	// limit.Owner when set) except those given back before they started
+	// and those whose result's outcome limit does not count.
+	Attempts(ctx context.Context, agentID, evaluationID string, limit AttemptLimit) (AttemptCount, error)
 	// OpenRegistration returns the agent's open registration for an
 	// evaluation. Returns registry.ErrNotFound.
 	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*Registration, error)

@@ -134,7 +134,11 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 	}
 	now := s.now()
 	r, points := s.newResult(def, reg, g, now)
-	saved, err := s.sessions.GradeJob(ctx, sess.ID, proctor.ID, job.ID, r, points, now)
+	saved, err := s.sessions.GradeJob(ctx, sess.ID, proctor.ID, job.ID, r, points, now, s.seatCheck(def, proctor, []string{reg.AgentID}))
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		return nil, refused
+	}
 	if errors.Is(err, registry.ErrConflict) {
 		return nil, conflict("already_graded", "this attempt has been graded", "An attempt takes one grade.")
 	}

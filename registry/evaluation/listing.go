@@ -108,7 +108,7 @@ func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Ent
 			return r
 		}
 	}
-	return s.attemptsLeft(ctx, c.agentID, e)
+	return s.attemptsLeft(ctx, c, e)
 }
 
 // takesRegistrations is the part of the rule that is the evaluation's
@@ -144,17 +144,23 @@ func (s *Service) Unavailable(e *registry.Entry) *Refusal { return s.takesRegist
 // by a human owner: live class work, unless its config allows unclaimed
 // agents.
 func claimRequired(c registry.Config) bool {
-	return c.Collaboration != nil && !c.Collaboration.AllowUnclaimed
+	return c.Collaboration != nil && !c.Collaboration.AllowUnclaimed || c.Proctor != nil && !c.Proctor.AllowUnclaimed
 }
 
 // mustBeClaimed refuses an unclaimed agent an evaluation that seats only
-// claimed ones.
+// claimed ones: live class work and proctored evaluations, unless their
+// SIP sets config.allow_unclaimed. A proctor's independence is checked by
+// comparing owners, and an unclaimed agent has none.
 func mustBeClaimed(id string, c registry.Config, a *registry.Agent) error {
-	if claimRequired(c) && !a.Claimed() {
-		return forbidden("claim_required", id+" seats only agents claimed by a human owner, one agent per owner in a session",
+	if !claimRequired(c) || a.Claimed() {
+		return nil
+	}
+	if c.Proctor != nil {
+		return forbidden("claim_required", id+" takes only candidates claimed by a human owner, so that a proctor of the same owner never grades them",
 			"Have your owner claim you (X verification) first.")
 	}
-	return nil
+	return forbidden("claim_required", id+" seats only agents claimed by a human owner, one agent per owner in a session",
+		"Have your owner claim you (X verification) first.")
 }
 
 // Eligibilities is where the agent stands with each of entries, in their

@@ -101,7 +101,7 @@ func (liveRunner) pending(ctx context.Context, s *Service, e *registry.Entry, pr
 		for _, p := range ps {
 			seated = append(seated, p.AgentID)
 		}
-		if err := s.mayProctorAll(ctx, proctor, seated); isRefusal(err) {
+		if err := s.mayProctorAll(ctx, proctor, seated, named(current(e), proctor)); isRefusal(err) {
 			continue
 		} else if err != nil {
 			return nil, err
@@ -133,17 +133,23 @@ func (liveRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proc
 		}
 		seated = append(seated, p.AgentID)
 	}
-	if err := s.mayProctorAll(ctx, proctor, seated); err != nil {
-		return nil, err
-	}
 	def, err := s.sessionDefinition(ctx, e, sess, ps)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.mayProctorAll(ctx, proctor, seated, named(def, proctor)); err != nil {
 		return nil, err
 	}
 	if err := s.mayProctor(ctx, def, proctor); err != nil {
 		return nil, err
 	}
-	claimed, err := s.sessions.ClaimSession(ctx, sess.ID, proctor.ID, s.now())
+	// A seat taken since the participants were read is checked in the
+	// claim's transaction, which joins wait for.
+	claimed, err := s.sessions.ClaimSession(ctx, sess.ID, proctor.ID, s.now(), s.seatCheck(def, proctor, nil))
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		return nil, refused
+	}
 	if errors.Is(err, registry.ErrConflict) {
 		if sess.Status == SessionForming {
 			return nil, conflict("session_not_started", "the session is still waiting for participants", "Claim it once it has started.")

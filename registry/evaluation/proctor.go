@@ -152,11 +152,11 @@ func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proc
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := mayProctorFor(proctor, candidate); err != nil {
-		return nil, nil, nil, err
-	}
 	def, err := s.defs.pinned(ctx, reg.EvaluationID, reg.VersionID, e)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := mayProctorFor(proctor, candidate, named(def, proctor)); err != nil {
 		return nil, nil, nil, err
 	}
 	if err := s.mayProctor(ctx, def, proctor); err != nil {
@@ -238,7 +238,9 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 	}
 	now := s.now()
 	var results []*Result
+	var graded []string
 	var points float64
+	var def *Definition
 	for _, p := range ps {
 		if p.RegistrationID == "" {
 			continue // the proctor
@@ -247,7 +249,7 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 		if err != nil {
 			return nil, err
 		}
-		def, err := s.defs.pinned(ctx, reg.EvaluationID, reg.VersionID, e)
+		def, err = s.defs.pinned(ctx, reg.EvaluationID, reg.VersionID, e)
 		if err != nil {
 			return nil, err
 		}
@@ -277,8 +279,18 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 		}
 		r, pts := s.newResult(def, reg, g, now)
 		results, points = append(results, r), pts
+		graded = append(graded, p.AgentID)
 	}
-	saved, err := s.sessions.GradeSession(ctx, sess.ID, proctor.ID, results, points, now)
+	if def == nil {
+		return nil, conflict("conflict", "this session has no one to grade", "Claim another.")
+	}
+	// Who may grade whom is checked again in the grade's transaction: a
+	// seat taken or a qualification revoked since the claim refuses it.
+	saved, err := s.sessions.GradeSession(ctx, sess.ID, proctor.ID, results, points, now, s.seatCheck(def, proctor, graded))
+	var refused *Refusal
+	if errors.As(err, &refused) {
+		return nil, refused
+	}
 	if errors.Is(err, registry.ErrConflict) {
 		return nil, conflict("already_graded", "this session has been graded", "A session takes one grade.")
 	}

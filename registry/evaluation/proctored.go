@@ -23,7 +23,8 @@ func (proctoredRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
-	moved, err := t.s.moveToStarted(ctx, t.Reg, time.Time{})
+	// The first start sets the time by which a proctor must claim it.
+	moved, err := t.s.moveToStarted(ctx, t.Reg, t.s.now().Add(claimWithin(t.Def)))
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +32,9 @@ func (proctoredRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	sess, err := t.s.sessions.SessionByRegistration(ctx, moved.ID)
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		out.Status, out.Instructions = "awaiting_proctor", "A proctor will claim your attempt and open a session; poll GET /api/v1/agents/me/sessions, then talk with the proctor in it."
+		out.ExpiresAt = moved.Deadline
+		out.Status, out.Instructions = "awaiting_proctor", "A proctor will claim your attempt and open a session by "+moved.Deadline.UTC().Format(time.RFC3339)+
+			"; poll GET /api/v1/agents/me/sessions, then talk with the proctor in it. Unclaimed by then, the attempt ends not_graded and does not count."
 	case err != nil:
 		return nil, err
 	default:
@@ -58,6 +61,15 @@ func (proctoredRunner) cancel(ctx context.Context, t *Take) error {
 		return nil
 	}
 	return err
+}
+
+// claimWithin is how long a started attempt at def waits for a claim.
+func claimWithin(def *Definition) time.Duration {
+	minutes := registry.DefaultClaimWithinMinutes
+	if def.Config.Proctor != nil && def.Config.Proctor.ClaimWithinMinutes > 0 {
+		minutes = def.Config.Proctor.ClaimWithinMinutes
+	}
+	return time.Duration(minutes) * time.Minute
 }
 
 // proctoredSessionLength is how long a proctored session of def lasts
@@ -96,7 +108,7 @@ func (s *Service) pendingRegistrations(ctx context.Context, e *registry.Entry, p
 		if err != nil {
 			return nil, err
 		}
-		if mayProctorFor(proctor, c) != nil {
+		if mayProctorFor(proctor, c, named(current(e), proctor)) != nil {
 			continue
 		}
 		name := p.CandidateName

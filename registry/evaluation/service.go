@@ -130,20 +130,39 @@ func (s *Service) ValidPasses(ctx context.Context, agentID string) (map[string]*
 // version (created), or returns the open one, if the agent may register
 // now (mayRegister: the rule the listing shows too).
 func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entry) (_ *Registration, created bool, _ error) {
-	if err := s.mayRegister(ctx, &candidate{s: s, agentID: agentID}, e); err != nil {
+	c := &candidate{s: s, agentID: agentID}
+	if err := s.mayRegister(ctx, c, e); err != nil {
+		return nil, false, err
+	}
+	limit, err := s.attemptLimit(ctx, c, e)
+	if err != nil {
 		return nil, false, err
 	}
 	for range 2 {
 		now := s.now()
-		reg, created, err := s.regs.Register(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
-			VersionID: e.Current.ID, RegisteredAt: now})
+		// The store checks the limit again in the transaction that
+		// inserts: what mayRegister read may be stale by now.
+		reg, created, err := s.regs.RegisterWithin(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
+			VersionID: e.Current.ID, RegisteredAt: now}, limit)
+		var reached *LimitReached
+		if errors.As(err, &reached) {
+			return nil, false, limitRefusal(e, reached)
+		}
 		if err != nil || created || !reg.Overdue(now) {
 			return reg, created, err
 		}
 		// The open attempt's deadline passed and the sweeper has not
 		// ended it yet: end it now, and register anew.
-		if _, err := s.expire(ctx, reg, now); err != nil {
+		ended, err := s.expire(ctx, reg, now)
+		if err != nil {
 			return nil, false, err
+		}
+		if !ended {
+			// A claimed proctored attempt past its claim deadline is its
+			// session's to end: it is still the open one.
+			if cur, err := s.regs.Registration(ctx, reg.ID); err == nil && cur.Status.Open() {
+				return cur, false, nil
+			}
 		}
 	}
 	return nil, false, conflict("conflict", "your open attempt at "+e.ID+" is still ending", "Register again in a moment.")

@@ -3,6 +3,8 @@ package evaluation
 import (
 	"context"
 	"time"
+
+	"github.com/sipregistry/sip/registry"
 )
 
 // SessionKind says which kind of multi-agent evaluation a session runs
@@ -106,6 +108,31 @@ type PendingRegistration struct {
 	WaitingSince   time.Time
 }
 
+// SeatCheck rechecks who may claim or grade a session inside the store's
+// transaction that records the claim or the grade, under the lock that
+// joins take: the store reads the facts (Seats), Check decides.
+type SeatCheck struct {
+	// ProctorID is the proctor whose facts are read.
+	ProctorID string
+	// Qualification is the evaluation whose valid, unrevoked pass at Now
+	// the store reports as Seats.Qualified ("" for none).
+	Qualification string
+	Now           time.Time
+	Check         func(Seats) error
+}
+
+// Seats is what a store read for a SeatCheck.
+type Seats struct {
+	// ProctorOwner is the proctor's owner now.
+	ProctorOwner string
+	// Qualified says whether the proctor holds a valid pass of the
+	// check's Qualification.
+	Qualified bool
+	// Seated are the session's agents other than its proctor seat (id and
+	// owner), by id.
+	Seated []registry.Agent
+}
+
 // SessionStore keeps multi-agent sessions, their participants and their
 // messages. Implementations serialise what must be serial in SQL: one
 // claim per registration or session, message sequences without gaps or
@@ -118,7 +145,10 @@ type SessionStore interface {
 	// ClaimSession makes proctorID the grader of a live session and a
 	// participant with role proctor. Returns registry.ErrConflict when another
 	// proctor claimed it, registry.ErrNotFound for an unknown session.
-	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (*Session, error)
+	// check, when not nil, is run in the claim's transaction after the
+	// lock that joins take, on the seats as they are then; its error
+	// refuses the claim.
+	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time, check *SeatCheck) (*Session, error)
 	// JoinLive seats the registration in the oldest live session of its
 	// evaluation and version with a free seat that has not ended and where
 	// no one (participant or proctor) has the agent's owner, first come first
@@ -162,13 +192,17 @@ type SessionStore interface {
 	// results (one per graded participant) in one transaction, crediting
 	// points as RecordResult does. Returns registry.ErrConflict when proctorID did
 	// not claim it or it was graded already.
-	GradeSession(ctx context.Context, sessionID, proctorID string, results []*Result, points float64, at time.Time) ([]*Result, error)
+	// check, when not nil, is run in that transaction after the lock that
+	// joins take, on the seats as they are then; its error refuses the
+	// grade.
+	GradeSession(ctx context.Context, sessionID, proctorID string, results []*Result, points float64, at time.Time, check *SeatCheck) ([]*Result, error)
 	// GradeJob ends the session in which a proctor graded a judging job
 	// (a benchmark's free answers, when no judge is configured), records
 	// the result and completes the job, in one transaction. Returns
 	// registry.ErrConflict when proctorID did not claim the session, or the job is
 	// no longer waiting for a grade.
-	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *Result, points float64, at time.Time) (*Result, error)
+	// check is as GradeSession's.
+	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *Result, points float64, at time.Time, check *SeatCheck) (*Result, error)
 	// OverdueSessions lists up to limit active sessions whose ends_at is
 	// at or before before, oldest first.
 	OverdueSessions(ctx context.Context, before time.Time, limit int) ([]*Session, error)

@@ -74,6 +74,19 @@ func (s *Service) expire(ctx context.Context, reg *Registration, now time.Time) 
 	g := grade{outcome: OutcomeExpired, reason: "no submission before the deadline",
 		execution: []Check{{Name: "time_limit", Passed: false,
 			Message: fmt.Sprintf("no submission by the deadline, %s after the start", round(reg.Deadline.Sub(reg.StartedAt)))}}}
+	if def.Config.Proctor != nil && s.sessions != nil {
+		// A proctored attempt's deadline is its proctor's claim: once
+		// claimed, its session ends it.
+		if _, err := s.sessions.SessionByRegistration(ctx, reg.ID); err == nil {
+			return false, nil
+		} else if !errors.Is(err, registry.ErrNotFound) {
+			return false, err
+		}
+		waited := round(reg.Deadline.Sub(reg.StartedAt))
+		g = grade{outcome: OutcomeNotGraded, reason: "no proctor claimed the attempt within " + waited.String(),
+			execution: []Check{{Name: "proctor_claim", Passed: false,
+				Message: fmt.Sprintf("no proctor claimed the attempt by its deadline, %s after the start", waited)}}}
+	}
 	res, points := s.newResult(def, reg, g, now)
 	_, err = s.regs.RecordResult(ctx, res, points)
 	if errors.Is(err, registry.ErrConflict) {

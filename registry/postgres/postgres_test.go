@@ -36,6 +36,15 @@ func TestEvaluationStore(t *testing.T) {
 	registrytest.RunEvaluationStoreTests(t, func(t *testing.T) registrytest.FullStore { return MustOpen(t) })
 }
 
+// TestAttemptLimits runs the attempt limits on two replicas of one
+// schema.
+func TestAttemptLimits(t *testing.T) {
+	registrytest.RunAttemptLimitTests(t, func(t *testing.T) (registrytest.FullStore, registrytest.FullStore) {
+		url := postgrestest.URL(t)
+		return postgrestest.OpenURL(t, url), postgrestest.OpenURL(t, url)
+	})
+}
+
 func TestJobStore(t *testing.T) {
 	registrytest.RunJobStoreTests(t, func(t *testing.T) registrytest.JobFullStore { return MustOpen(t) })
 }

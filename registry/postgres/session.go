@@ -86,13 +86,18 @@ func (s *Store) ClaimRegistration(ctx context.Context, sess *evaluation.Session,
 }
 
 // ClaimSession makes proctorID the grader of a live session.
-func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (_ *evaluation.Session, err error) {
+func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time, check *evaluation.SeatCheck) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "ClaimSession")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
+	// Joins wait for the claim, and the claim for joins under way: the
+	// seats checked are the seats graded.
+	if err := lockLive(ctx, tx, sessionID); err != nil {
+		return nil, err
+	}
 	tag, err := tx.Exec(ctx, `UPDATE sessions SET proctor_id = $2 WHERE id = $1 AND kind = 'live_class_work' AND proctor_id IS NULL
 		AND status <> 'forming'`, sessionID, proctorID)
 	if err != nil {
@@ -103,6 +108,9 @@ func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, a
 			return nil, err
 		}
 		return nil, fmt.Errorf("session %s is claimed or not started: %w", sessionID, registry.ErrConflict)
+	}
+	if err := checkSeats(ctx, tx, sessionID, check); err != nil {
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO session_participants (session_id, agent_id, role, joined_at) VALUES ($1, $2, 'proctor', $3)`,
 		sessionID, proctorID, at); err != nil {
@@ -356,29 +364,37 @@ func (s *Store) Messages(ctx context.Context, sessionID string, since int64, lim
 }
 
 // GradeSession ends a session and records its results at once.
-func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) (_ []*evaluation.Result, err error) {
+func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time, check *evaluation.SeatCheck) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "GradeSession")
 	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = $2, started_at = COALESCE(started_at, $2)
 		WHERE id = $1 AND proctor_id = $3 AND status <> 'ended'`, []any{sessionID, at, proctorID},
-		"is not this proctor's to grade, or was graded", results, points)
+		"is not this proctor's to grade, or was graded", results, points, check)
 }
 
 // endSession ends a session with one conditional UPDATE (end, whose $1 is
 // the session and $2 the time) and records its results, in one
 // transaction, then wakes its streams on every replica. It returns
 // ErrConflict, saying why, when the UPDATE matched nothing.
-func (s *Store) endSession(ctx context.Context, sessionID, end string, args []any, why string, results []*evaluation.Result, points float64) ([]*evaluation.Result, error) {
+func (s *Store) endSession(ctx context.Context, sessionID, end string, args []any, why string, results []*evaluation.Result, points float64, check *evaluation.SeatCheck) ([]*evaluation.Result, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
+	if check != nil {
+		if err := lockLive(ctx, tx, sessionID); err != nil {
+			return nil, err
+		}
+	}
 	tag, err := tx.Exec(ctx, end, args...)
 	if err != nil {
 		return nil, err
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("session %s %s: %w", sessionID, why, registry.ErrConflict)
+	}
+	if err := checkSeats(ctx, tx, sessionID, check); err != nil {
+		return nil, err
 	}
 	out := make([]*evaluation.Result, 0, len(results))
 	for _, r := range results {
@@ -411,12 +427,12 @@ func (s *Store) OverdueSessions(ctx context.Context, before time.Time, limit int
 func (s *Store) EndSession(ctx context.Context, sessionID string, results []*evaluation.Result, at time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "EndSession")
 	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = $2 WHERE id = $1 AND status = 'active'`,
-		[]any{sessionID, at}, "is not active", results, 0)
+		[]any{sessionID, at}, "is not active", results, 0, nil)
 }
 
 // GradeJob ends a session, records the proctor's result of a judging job
 // and completes the job at once.
-func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (_ *evaluation.Result, err error) {
+func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time, check *evaluation.SeatCheck) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "GradeJob")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -430,6 +446,9 @@ func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
+	}
+	if err := checkSeats(ctx, tx, sessionID, check); err != nil {
+		return nil, err
 	}
 	saved, err := recordResult(ctx, tx, r, points)
 	if err != nil {

@@ -281,7 +281,7 @@ func testGradeSession(t *testing.T, s SessionFullStore) {
 	wins := 0
 	for _, p := range []*registry.Agent{proctor, other, proctor, other} {
 		wg.Go(func() {
-			if _, err := s.ClaimSession(t.Context(), sess.ID, p.ID, t0); err == nil {
+			if _, err := s.ClaimSession(t.Context(), sess.ID, p.ID, t0, nil); err == nil {
 				mu.Lock()
 				wins++
 				mu.Unlock()
@@ -295,7 +295,7 @@ func testGradeSession(t *testing.T, s SessionFullStore) {
 	if wins != 1 || got.ProctorID == "" {
 		t.Fatalf("%d claims won; proctor %q", wins, got.ProctorID)
 	}
-	if _, err := s.ClaimSession(t.Context(), "ses_nope", proctor.ID, t0); !errors.Is(err, registry.ErrNotFound) {
+	if _, err := s.ClaimSession(t.Context(), "ses_nope", proctor.ID, t0, nil); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("claiming an unknown session: %v", err)
 	}
 	grader := got.ProctorID
@@ -312,14 +312,14 @@ func testGradeSession(t *testing.T, s SessionFullStore) {
 		}
 		return out
 	}
-	if _, err := s.GradeSession(t.Context(), sess.ID, wrong, results(), 5, t0); !errors.Is(err, registry.ErrConflict) {
+	if _, err := s.GradeSession(t.Context(), sess.ID, wrong, results(), 5, t0, nil); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("grading by another agent: %v, want ErrConflict", err)
 	}
-	saved, err := s.GradeSession(t.Context(), sess.ID, grader, results(), 5, t0.Add(time.Minute))
+	saved, err := s.GradeSession(t.Context(), sess.ID, grader, results(), 5, t0.Add(time.Minute), nil)
 	if err != nil || len(saved) != 2 || saved[0].PointsEarned != 5 {
 		t.Fatalf("grade = %+v, %v", saved, err)
 	}
-	if _, err := s.GradeSession(t.Context(), sess.ID, grader, results(), 5, t0); !errors.Is(err, registry.ErrConflict) {
+	if _, err := s.GradeSession(t.Context(), sess.ID, grader, results(), 5, t0, nil); !errors.Is(err, registry.ErrConflict) {
 		t.Errorf("grading twice: %v, want ErrConflict", err)
 	}
 	ended, _ := s.Session(t.Context(), sess.ID)
@@ -432,7 +432,7 @@ func testEndSession(t *testing.T, s SessionFullStore) {
 		var graded, ended error
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			_, graded = s.GradeSession(t.Context(), sess.ID, proctor.ID, res(evaluation.OutcomePassed), 5, t0.Add(time.Hour))
+			_, graded = s.GradeSession(t.Context(), sess.ID, proctor.ID, res(evaluation.OutcomePassed), 5, t0.Add(time.Hour), nil)
 		})
 		wg.Go(func() {
 			_, ended = s.EndSession(t.Context(), sess.ID, res(evaluation.OutcomeNotGraded), t0.Add(time.Hour))

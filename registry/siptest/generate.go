@@ -102,7 +102,9 @@ func writeConfig(b *strings.Builder, r *rand.Rand, sip int, typ string) {
 			fmt.Fprintf(b, "    - id: q%d\n      prompt: \"Question %d about safe behaviour?\"\n      choices: [\"Wrong\", \"Right\", \"Also wrong\"]\n%s      points: 10\n", q, q, sealedAnswer(sip, fmt.Sprintf("eval-%d", sip), q))
 		}
 	case "live_class_work":
-		b.WriteString("config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 45\n")
+		b.WriteString("config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 45\n  proctor:\n    proctors: [agt_0123456789abcdef]\n")
+	case "proctored":
+		b.WriteString("config:\n  proctor:\n    proctors: [agt_0123456789abcdef]\n")
 	case "simple_pass_fail":
 		if r.IntN(2) == 0 {
 			b.WriteString("config:\n  valid_days: 365\n")

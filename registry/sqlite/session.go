@@ -66,7 +66,7 @@ func (s *Store) ClaimRegistration(ctx context.Context, sess *evaluation.Session,
 }
 
 // ClaimSession makes proctorID the grader of a live session.
-func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time) (_ *evaluation.Session, err error) {
+func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time, check *evaluation.SeatCheck) (_ *evaluation.Session, err error) {
 	defer wrap(&err, "ClaimSession")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -83,6 +83,9 @@ func (s *Store) ClaimSession(ctx context.Context, sessionID, proctorID string, a
 			return nil, err
 		}
 		return nil, fmt.Errorf("session %s is claimed or not started: %w", sessionID, registry.ErrConflict)
+	}
+	if err := checkSeats(ctx, tx, sessionID, check); err != nil {
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO session_participants (session_id, agent_id, role, joined_at) VALUES (?, ?, 'proctor', ?)`,
 		sessionID, proctorID, formatTime(at)); err != nil {
@@ -320,18 +323,18 @@ func (s *Store) Messages(ctx context.Context, sessionID string, since int64, lim
 }
 
 // GradeSession ends a session and records its results at once.
-func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time) (_ []*evaluation.Result, err error) {
+func (s *Store) GradeSession(ctx context.Context, sessionID, proctorID string, results []*evaluation.Result, points float64, at time.Time, check *evaluation.SeatCheck) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "GradeSession")
 	now := formatTime(at)
 	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = ?, started_at = COALESCE(started_at, ?)
 		WHERE id = ? AND proctor_id = ? AND status <> 'ended'`, []any{now, now, sessionID, proctorID},
-		"is not this proctor's to grade, or was graded", results, points)
+		"is not this proctor's to grade, or was graded", results, points, check)
 }
 
 // endSession ends a session with one conditional UPDATE (end, with args)
 // and records its results, in one transaction, then wakes its streams. It
 // returns ErrConflict, saying why, when the UPDATE matched nothing.
-func (s *Store) endSession(ctx context.Context, sessionID, end string, args []any, why string, results []*evaluation.Result, points float64) ([]*evaluation.Result, error) {
+func (s *Store) endSession(ctx context.Context, sessionID, end string, args []any, why string, results []*evaluation.Result, points float64, check *evaluation.SeatCheck) ([]*evaluation.Result, error) {
 	tx, done, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -343,6 +346,9 @@ func (s *Store) endSession(ctx context.Context, sessionID, end string, args []an
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("session %s %s: %w", sessionID, why, registry.ErrConflict)
+	}
+	if err := checkSeats(ctx, tx, sessionID, check); err != nil {
+		return nil, err
 	}
 	out := make([]*evaluation.Result, 0, len(results))
 	for _, r := range results {
@@ -372,7 +378,7 @@ func (s *Store) OverdueSessions(ctx context.Context, before time.Time, limit int
 func (s *Store) EndSession(ctx context.Context, sessionID string, results []*evaluation.Result, at time.Time) (_ []*evaluation.Result, err error) {
 	defer wrap(&err, "EndSession")
 	return s.endSession(ctx, sessionID, `UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ? AND status = 'active'`,
-		[]any{formatTime(at), sessionID}, "is not active", results, 0)
+		[]any{formatTime(at), sessionID}, "is not active", results, 0, nil)
 }
 
 // Subscribe wakes on messages posted by this process (SQLite is one
@@ -383,7 +389,7 @@ func (s *Store) Subscribe(_ context.Context, sessionID string) evaluation.Subscr
 
 // GradeJob ends a session, records the proctor's result of a judging job
 // and completes the job at once.
-func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time) (_ *evaluation.Result, err error) {
+func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *evaluation.Result, points float64, at time.Time, check *evaluation.SeatCheck) (_ *evaluation.Result, err error) {
 	defer wrap(&err, "GradeJob")
 	tx, done, err := s.begin(ctx)
 	if err != nil {
@@ -398,6 +404,9 @@ func (s *Store) GradeJob(ctx context.Context, sessionID, proctorID, jobID string
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("session %s is not this proctor's to grade, or was graded: %w", sessionID, registry.ErrConflict)
+	}
+	if err := checkSeats(ctx, tx, sessionID, check); err != nil {
+		return nil, err
 	}
 	saved, err := s.recordResult(ctx, tx, r, points)
 	if err != nil {

@@ -49,6 +49,27 @@ func TestEvaluationStore(t *testing.T) {
 	registrytest.RunEvaluationStoreTests(t, func(t *testing.T) registrytest.FullStore { return MustOpen(t) })
 }
 
+func TestAttemptLimits(t *testing.T) {
+	registrytest.RunAttemptLimitTests(t, func(t *testing.T) (registrytest.FullStore, registrytest.FullStore) {
+		path := filepath.Join(t.TempDir(), "registry.db")
+		a, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		if err := a.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// A second process on the same file.
+		b, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return a, b
+	})
+}
+
 func TestJobStore(t *testing.T) {
 	registrytest.RunJobStoreTests(t, func(t *testing.T) registrytest.JobFullStore { return MustOpen(t) })
 }
