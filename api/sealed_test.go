@@ -225,11 +225,13 @@ func TestSealedCopiedElsewhere(t *testing.T) {
 				practice := registry.File{Path: registry.DefaultDir + "/" + registry.FileName(registry.Parse("p.md", []byte(content)).SIP.Number), Content: []byte(content)}
 				w.resync(t, "c-practice", practice)
 				a := w.agent("practising")
-				a.call("POST", "/api/v1/evaluations/practice-quiz/register", "", nil)
+				// The copy's answers do not open here, so it takes no
+				// registrations (and an attempt begun before would get 503
+				// at start): the refusal names why, never the answer.
 				var e errorResponse
-				resp := w.Do("POST", "/api/v1/evaluations/practice-quiz/start", strings.NewReader(""), bearer(a.key), &e)
-				if resp.StatusCode != 503 || !strings.Contains(e.Error, tt.want) || strings.Contains(e.Error, "right\"") {
-					t.Errorf("start: %d %q; want 503 saying %q", resp.StatusCode, e.Error, tt.want)
+				resp := w.Do("POST", "/api/v1/evaluations/practice-quiz/register", strings.NewReader(""), bearer(a.key), &e)
+				if resp.StatusCode != 409 || e.ErrorDetail.Code != "evaluation_unavailable" || !strings.Contains(e.Error, tt.want) || strings.Contains(e.Error, "right\"") {
+					t.Errorf("register: %d %s %q; want 409 evaluation_unavailable saying %q", resp.StatusCode, e.ErrorDetail.Code, e.Error, tt.want)
 				}
 			})
 		})
