@@ -1,6 +1,11 @@
 package registry
 
-import "fmt"
+import (
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+)
 
 // SchemaTooNewError means the database was migrated by a newer sip than
 // the one opening it: an older binary would misread what it does not
@@ -18,3 +23,18 @@ func (e *SchemaTooNewError) Error() string {
 
 // Unwrap makes it a configuration error (ErrInvalid): the wrong binary.
 func (e *SchemaTooNewError) Unwrap() error { return ErrInvalid }
+
+// LatestMigration is the number of the newest migration in dir of fsys
+// (files named NNNNN_what.sql), 0 when there is none: the schema version
+// a binary with those migrations knows.
+func LatestMigration(fsys fs.FS, dir string) int64 {
+	entries, _ := fs.ReadDir(fsys, dir)
+	var v int64
+	for _, e := range entries {
+		n, _, _ := strings.Cut(e.Name(), "_")
+		if x, err := strconv.ParseInt(n, 10, 64); err == nil && x > v {
+			v = x
+		}
+	}
+	return v
+}

@@ -13,7 +13,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -216,17 +215,7 @@ func wrap(errp *error, format string, args ...any) {
 
 // SchemaVersion is the newest schema version this binary knows: the
 // number of its last embedded migration.
-func SchemaVersion() int64 {
-	entries, _ := fs.ReadDir(migrations, "migrations")
-	var v int64
-	for _, e := range entries {
-		n, _, _ := strings.Cut(e.Name(), "_")
-		if x, err := strconv.ParseInt(n, 10, 64); err == nil && x > v {
-			v = x
-		}
-	}
-	return v
-}
+func SchemaVersion() int64 { return registry.LatestMigration(migrations, "migrations") }
 
 // SchemaVersions reads the database's schema version (0 before the first
 // migration) and the newest this binary knows, changing nothing but
