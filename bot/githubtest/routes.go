@@ -289,9 +289,9 @@ func (f *Fake) pullJSON(rp *Repo, p *Pull) map[string]any {
 	}
 	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "merged_at": mergedAt,
 		"body": p.body, "author_association": cmp.Or(p.association, "CONTRIBUTOR"),
-		"user":   map[string]any{"login": p.Author, "type": "User"},
-		"head":   map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(cmp.Or(p.headRepo, rp))},
-		"title":  p.Title, "draft": p.Draft, "html_url": "https://github.example/" + rp.FullName() + "/pull/" + strconv.Itoa(p.Number),
+		"user":  map[string]any{"login": p.Author, "type": "User"},
+		"head":  map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(cmp.Or(p.headRepo, rp))},
+		"title": p.Title, "draft": p.Draft, "html_url": "https://github.example/" + rp.FullName() + "/pull/" + strconv.Itoa(p.Number),
 		"base":   map[string]any{"ref": p.BaseRef, "sha": rp.git.head(p.BaseRef), "repo": f.repoJSON(rp)},
 		"labels": labels, "merge_commit_sha": p.MergeCommitSHA}
 }
