@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/proposal"
 )
 
 // Client is the App as its users' agent.
@@ -153,3 +154,5 @@ func describe(err error, doing string) error {
 	}
 	return fmt.Errorf("%s: %v: %w", doing, err, registry.ErrUnavailable)
 }
+
+var _ proposal.GitHub = (*Client)(nil)

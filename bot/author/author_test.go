@@ -10,6 +10,7 @@ import (
 	"github.com/sipregistry/sip/bot/author"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/proposal"
 )
 
 // signIn goes through the fake's sign-in as login and returns the token.
@@ -43,8 +44,8 @@ func setup(t *testing.T) (*githubtest.Fake, *githubtest.Repo, *author.Client) {
 	return gh, repo, c
 }
 
-func change(branch string) author.Change {
-	return author.Change{Owner: "octo-org", Repo: "sips", Path: "evaluations/SIP-7.md", Content: []byte("seven\n"), Branch: branch,
+func change(branch string) proposal.Change {
+	return proposal.Change{Owner: "octo-org", Repo: "sips", Path: "evaluations/SIP-7.md", Content: []byte("seven\n"), Branch: branch,
 		Message: "Add SIP-7", Title: "SIP-7: seven", Body: "body"}
 }
 
@@ -90,7 +91,7 @@ func TestOpenFromAFork(t *testing.T) {
 	if err != nil || st.Author != "ada" || st.State != "open" || st.Approved {
 		t.Errorf("Status = %+v, %v", st, err)
 	}
-	gh.AddReview(&pulls[1], "maintainer", "APPROVED")
+	gh.AddReview(gh.Pull(repo, 2), "maintainer", "APPROVED")
 	claimed, err := c.Claimed(t.Context(), tok, "octo-org", "sips", "evaluations")
 	if err != nil || claimed[7] != "pull request #1" || len(claimed) != 1 {
 		t.Errorf("Claimed = %v, %v; want 7 by pull request #1", claimed, err)

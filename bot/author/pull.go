@@ -5,70 +5,49 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/proposal"
 )
-
-// Change is one file proposed to a repository as a pull request.
-type Change struct {
-	Owner, Repo string // the repository the pull request is for
-	Path        string
-	Content     []byte
-	Branch      string // the branch's name; taken, it gets -2, -3, …
-	Message     string // the commit's
-	Title, Body string // the pull request's
-	Draft       bool
-}
-
-// Opened is a pull request opened for a change.
-type Opened struct {
-	Number int
-	URL    string
-	Branch string
-	// Fork is the person's fork the branch is on ("" when they could
-	// push to the repository).
-	Fork string
-}
 
 // Open opens a pull request as the token's person: the change is
 // committed on a new branch made from the current head of the
 // repository's default branch, in the repository when the person can
 // push to it, else in their fork (made when missing).
-func (c *Client) Open(ctx context.Context, token string, ch Change) (Opened, error) {
+func (c *Client) Open(ctx context.Context, token string, ch proposal.Change) (proposal.Opened, error) {
 	gh := c.as(token)
 	up, _, err := gh.Repositories.Get(ctx, ch.Owner, ch.Repo)
 	if err != nil {
-		return Opened{}, describe(err, "reading "+ch.Owner+"/"+ch.Repo)
+		return proposal.Opened{}, describe(err, "reading "+ch.Owner+"/"+ch.Repo)
 	}
 	base := up.GetDefaultBranch()
 	ref, _, err := gh.Git.GetRef(ctx, ch.Owner, ch.Repo, "heads/"+base)
 	if err != nil {
-		return Opened{}, describe(err, "reading the head of "+base)
+		return proposal.Opened{}, describe(err, "reading the head of "+base)
 	}
 	head := ref.GetObject().GetSHA()
 	owner, name := ch.Owner, ch.Repo
 	if !up.GetPermissions()["push"] {
 		fork, err := c.fork(ctx, gh, ch.Owner, ch.Repo)
 		if err != nil {
-			return Opened{}, err
+			return proposal.Opened{}, err
 		}
 		owner, name = fork.GetOwner().GetLogin(), fork.GetName()
 	}
 	branch, err := c.newBranch(ctx, gh, owner, name, ch.Branch, head)
 	if err != nil {
-		return Opened{}, err
+		return proposal.Opened{}, err
 	}
 	opts := &github.RepositoryContentFileOptions{Message: github.String(ch.Message), Content: ch.Content, Branch: github.String(branch)}
 	if f, _, _, err := gh.Repositories.GetContents(ctx, owner, name, ch.Path, &github.RepositoryContentGetOptions{Ref: branch}); err == nil && f != nil {
 		opts.SHA = github.String(f.GetSHA())
 	} else if err != nil && !isStatus(err, http.StatusNotFound) {
-		return Opened{}, describe(err, "reading "+ch.Path)
+		return proposal.Opened{}, describe(err, "reading "+ch.Path)
 	}
 	if _, _, err := gh.Repositories.CreateFile(ctx, owner, name, ch.Path, opts); err != nil {
-		return Opened{}, describe(err, "committing "+ch.Path)
+		return proposal.Opened{}, describe(err, "committing "+ch.Path)
 	}
 	headRef := branch
 	if owner != ch.Owner {
@@ -77,9 +56,9 @@ func (c *Client) Open(ctx context.Context, token string, ch Change) (Opened, err
 	pr, _, err := gh.PullRequests.Create(ctx, ch.Owner, ch.Repo, &github.NewPullRequest{Title: github.String(ch.Title),
 		Head: github.String(headRef), Base: github.String(base), Body: github.String(ch.Body), Draft: github.Bool(ch.Draft)})
 	if err != nil {
-		return Opened{}, describe(err, "opening the pull request")
+		return proposal.Opened{}, describe(err, "opening the pull request")
 	}
-	out := Opened{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Branch: branch}
+	out := proposal.Opened{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Branch: branch}
 	if owner != ch.Owner {
 		out.Fork = owner + "/" + name
 	}
@@ -195,50 +174,25 @@ func (c *Client) Claimed(ctx context.Context, token, owner, repo, dir string) (m
 	return out, nil
 }
 
-// Status is a pull request's state, its head's checks and its reviews.
-type Status struct {
-	Number   int
-	URL      string
-	Title    string
-	Author   string
-	State    string // open, closed
-	Merged   bool
-	Draft    bool
-	HeadSHA  string
-	Checks   []Check
-	Reviews  []Review
-	Approved bool // an approval stands (the latest review of someone approves, none asks for changes)
-}
-
-// Check is one check run on the head.
-type Check struct {
-	Name, Status, Conclusion, Title string
-}
-
-// Review is a person's latest review.
-type Review struct {
-	User, State string
-}
-
 // Status reads a pull request's state, checks and reviews.
-func (c *Client) Status(ctx context.Context, token, owner, repo string, number int) (Status, error) {
+func (c *Client) Status(ctx context.Context, token, owner, repo string, number int) (proposal.Status, error) {
 	gh := c.as(token)
 	pr, _, err := gh.PullRequests.Get(ctx, owner, repo, number)
 	if err != nil {
-		return Status{}, describe(err, fmt.Sprintf("reading pull request #%d", number))
+		return proposal.Status{}, describe(err, fmt.Sprintf("reading pull request #%d", number))
 	}
-	st := Status{Number: number, URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Author: pr.GetUser().GetLogin(), State: pr.GetState(),
+	st := proposal.Status{Number: number, URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Author: pr.GetUser().GetLogin(), State: pr.GetState(),
 		Merged: pr.GetMerged(), Draft: pr.GetDraft(), HeadSHA: pr.GetHead().GetSHA()}
 	runs, _, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, st.HeadSHA, &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}})
 	if err != nil {
-		return Status{}, describe(err, "reading the checks")
+		return proposal.Status{}, describe(err, "reading the checks")
 	}
 	for _, r := range runs.CheckRuns {
-		st.Checks = append(st.Checks, Check{Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), Title: r.GetOutput().GetTitle()})
+		st.Checks = append(st.Checks, proposal.Check{Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), Title: r.GetOutput().GetTitle()})
 	}
 	reviews, _, err := gh.PullRequests.ListReviews(ctx, owner, repo, number, &github.ListOptions{PerPage: 100})
 	if err != nil {
-		return Status{}, describe(err, "reading the reviews")
+		return proposal.Status{}, describe(err, "reading the reviews")
 	}
 	latest := map[string]int{}
 	for _, r := range reviews {
@@ -251,7 +205,7 @@ func (c *Client) Status(ctx context.Context, token, owner, repo string, number i
 			continue
 		}
 		latest[u] = len(st.Reviews)
-		st.Reviews = append(st.Reviews, Review{User: u, State: r.GetState()})
+		st.Reviews = append(st.Reviews, proposal.Review{User: u, State: r.GetState()})
 	}
 	for _, r := range st.Reviews {
 		switch r.State {
@@ -263,24 +217,4 @@ func (c *Client) Status(ctx context.Context, token, owner, repo string, number i
 		}
 	}
 	return st, nil
-}
-
-// BranchName is a branch name made of words of s: lower-case letters,
-// digits and dashes.
-func BranchName(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-		if b.Len() >= 60 {
-			break
-		}
-	}
-	return strings.Trim(b.String(), "-")
 }

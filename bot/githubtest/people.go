@@ -360,3 +360,11 @@ func (f *Fake) deliver(to, secret, event string, payload any) {
 		resp.Body.Close()
 	}
 }
+
+// Pull is a repository's pull request by number (nil when none), for
+// AddReview, Merge and the like.
+func (f *Fake) Pull(r *Repo, number int) *Pull {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return r.pulls[number]
+}
