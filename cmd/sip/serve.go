@@ -60,6 +60,13 @@ SIP_GITHUB_REPOSITORY (owner/name: the repository whose default branch the
 registry follows) and SIP_GITHUB_API_URL (GitHub Enterprise Server:
 https://HOST/api/v3). See docs/github-app.md.
 
+People sign in to the contribution editor with GitHub (the App's
+user-to-server authorization), keep drafts, and open pull requests as
+themselves on SIP_GITHUB_REPOSITORY when SIP_GITHUB_CLIENT_ID and
+SIP_GITHUB_CLIENT_SECRET (the App's) are set, with SIP_SESSION_KEY (32
+random bytes in base64, which seals their tokens; required). See
+docs/operations.md.
+
 SafeMolt's vetting endpoints (/api/v1/agents/vetting/…), for agents written
 for SafeMolt while a registry moves, are on when SIP_LEGACY_VETTING_SUNSET
 names the date they stop working (2027-03-31); SIP_LEGACY_VETTING_SINCE is

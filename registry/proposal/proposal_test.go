@@ -16,7 +16,9 @@ import (
 // github is a GitHub that knows one code and one person.
 type github struct{ token string }
 
-func (g *github) AuthorizeURL(state, redirectURI string) string { return "https://github.example/authorize?state=" + state }
+func (g *github) AuthorizeURL(state, redirectURI string) string {
+	return "https://github.example/authorize?state=" + state
+}
 func (g *github) Exchange(_ context.Context, code, _ string) (string, error) {
 	if code != "good" {
 		return "", errors.New("bad code")
