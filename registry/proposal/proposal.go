@@ -24,7 +24,7 @@ import (
 
 // Limits of the service; Config's zero values take these.
 const (
-	DefaultSessionTTL    = 8 * time.Hour
+	DefaultSessionTTL    = 8 * time.Hour // as long as GitHub's expiring user tokens live
 	DefaultSignInTTL     = 10 * time.Minute
 	DefaultMaxDrafts     = 20
 	DefaultMaxDraftBytes = 256 << 10
@@ -133,6 +133,10 @@ func random() string {
 func (s *Service) BeginSignIn(ctx context.Context, redirectURI string) (state, authorizeURL string, err error) {
 	state = random()
 	now := s.cfg.Now()
+	// Sign-ins never finished and sessions past their time go here.
+	if err := s.cfg.Store.DeleteEditorSessions(ctx, "", now); err != nil {
+		return "", "", err
+	}
 	if err := s.cfg.Store.CreateEditorSession(ctx, registry.EditorSession{IDHash: hash(state), CreatedAt: now, ExpiresAt: now.Add(s.cfg.SignInTTL)}); err != nil {
 		return "", "", err
 	}
