@@ -24,6 +24,15 @@ import (
 
 type userKey struct{}
 
+// personWrites are the writes the fake takes from a person's token; the
+// others (check runs, labels, merges, the App's comments) are the App's.
+var personWrites = map[string]bool{
+	"POST /repos/{owner}/{repo}/forks":             true,
+	"POST /repos/{owner}/{repo}/git/refs":          true,
+	"PUT /repos/{owner}/{repo}/contents/{path...}": true,
+	"POST /repos/{owner}/{repo}/pulls":             true,
+}
+
 // userOfLocked is the login of a person's token (f.mu held), or "".
 func (f *Fake) userOfLocked(r *http.Request) string {
 	auth := r.Header.Get("Authorization")

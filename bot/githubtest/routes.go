@@ -138,6 +138,10 @@ func (f *Fake) routes() *http.ServeMux {
 			}
 			rp := f.repos[r.PathValue("owner")+"/"+r.PathValue("repo")]
 			if login != "" && rp != nil {
+				if r.Method != http.MethodGet && !personWrites[r.Pattern] {
+					writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+					return
+				}
 				h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, login)), rp)
 				return
 			}
