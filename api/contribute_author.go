@@ -27,6 +27,7 @@ type Proposals interface {
 	FinishSignIn(ctx context.Context, state, code, redirectURI string) (session, login string, err error)
 	Person(ctx context.Context, session string) (string, error)
 	SignOut(ctx context.Context, session string) error
+	Claimed(ctx context.Context, session string) (map[int]string, error)
 	Propose(ctx context.Context, session string, p proposal.Proposal) (proposal.Opened, error)
 	PullStatus(ctx context.Context, session string, number int) (proposal.Status, error)
 	SaveDraft(ctx context.Context, session string, d proposal.Draft) (string, error)

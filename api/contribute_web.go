@@ -115,7 +115,19 @@ func (s *Server) contributeNew(c echo.Context) error {
 		return err
 	}
 	page := s.editorPage(c, "fields")
-	page.F = registry.NewDraftFields(t, dc.NextNumber(), s.now())
+	next := dc.NextNumber()
+	if page.Login != "" {
+		// Signed in, the numbers open pull requests claim are known too.
+		claimed, err := s.proposals.Claimed(ctx, sessionOf(c))
+		if err != nil {
+			s.log.Warn("reading the numbers open pull requests claim", "error", err)
+		} else {
+			d := *dc
+			d.Options.Claimed = claimed
+			next = d.NextNumber()
+		}
+	}
+	page.F = registry.NewDraftFields(t, next, s.now())
 	return s.renderEditor(c, page)
 }
 

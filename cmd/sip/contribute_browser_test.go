@@ -167,12 +167,20 @@ func TestBrowserProposeAsAuthor(t *testing.T) {
 	width("phone: the pull request", 390)
 
 	// Without JavaScript: the form is posted by its buttons. The editor
-	// offers the number the registry sees free, which the first pull
-	// request claims: the server says so and offers the next.
+	// offers the next number nobody holds or claims (the first pull
+	// request claims one); someone else's pull request takes it before
+	// this one is opened: the server says so and offers the next.
+	var offered string
 	run("no script: a new SIP", emulation.SetScriptExecutionDisabled(true), chromedp.Navigate(m.URL+"/contribute/new?type=simple_pass_fail"),
 		chromedp.WaitVisible("#f-id", chromedp.ByID), chromedp.SendKeys("#f-id", "farewell", chromedp.ByID),
 		chromedp.SendKeys("#f-name", "Farewell", chromedp.ByID), chromedp.SendKeys("#f-author", "Ada", chromedp.ByID),
-		chromedp.Click("#propose-button", chromedp.ByID), chromedp.WaitVisible("#notice", chromedp.ByID))
+		chromedp.Value("#f-sip", &offered, chromedp.ByID))
+	if claimed := gh.File(gh.Repo("ada/sips"), gh.Pull(repo, first).HeadRef, "evaluations/SIP-"+offered+".md"); claimed != "" {
+		t.Errorf("the editor offers SIP-%s, which pull request #%d claims", offered, first)
+	}
+	gh.Push(repo, "grace-"+offered, map[string]string{"evaluations/SIP-" + offered + ".md": "grace's\n"})
+	gh.OpenPull(repo, "grace-"+offered, "grace")
+	run("no script: open it, too late", chromedp.Click("#propose-button", chromedp.ByID), chromedp.WaitVisible("#notice", chromedp.ByID))
 	var notice string
 	run("no script: the notice", chromedp.Text("#notice", &notice, chromedp.ByID))
 	if !strings.Contains(notice, "was taken by another pull request") {

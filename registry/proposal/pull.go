@@ -133,6 +133,17 @@ func branchName(s string) string {
 	return strings.Trim(b.String(), "-")
 }
 
+// Claimed lists the SIP numbers the repository's open pull requests add,
+// as the session's person sees them, each with the earliest pull request
+// that claims it.
+func (s *Service) Claimed(ctx context.Context, session string) (map[int]string, error) {
+	_, tok, err := s.token(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	return s.cfg.GitHub.Claimed(ctx, tok, s.cfg.Owner, s.cfg.Repo, s.cfg.Dir)
+}
+
 // PullStatus reads a pull request of the repository: its state, checks
 // and reviews.
 func (s *Service) PullStatus(ctx context.Context, session string, number int) (Status, error) {
