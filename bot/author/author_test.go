@@ -81,6 +81,9 @@ func TestOpenFromAFork(t *testing.T) {
 		t.Fatalf("pull requests on the fake: %+v", pulls)
 	}
 	fork := gh.Repo("ada/sips")
+	if got := gh.File(fork, "main", "evaluations/SIP-2.md"); got != "two" || gh.ForkSyncs() != 2 {
+		t.Errorf("the fork's main is stale (SIP-2.md is %q, %d syncs)", got, gh.ForkSyncs())
+	}
 	if got := gh.File(fork, "sip-7-2", "evaluations/SIP-2.md"); got != "two" {
 		t.Errorf("the second branch does not start from upstream's current head %s (SIP-2.md is %q)", newHead, got)
 	}

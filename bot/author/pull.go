@@ -35,6 +35,14 @@ func (c *Client) Open(ctx context.Context, token string, ch proposal.Change) (pr
 			return proposal.Opened{}, err
 		}
 		owner, name = fork.GetOwner().GetLogin(), fork.GetName()
+		// The new branch starts at upstream's head whatever the fork's
+		// default branch holds; bringing that branch up to date too
+		// leaves no stale fork behind. A fork whose default branch has
+		// commits of its own keeps them (GitHub answers 409).
+		if _, _, err := gh.Repositories.MergeUpstream(ctx, owner, name, &github.RepoMergeUpstreamRequest{Branch: github.String(base)}); err != nil &&
+			!isStatus(err, http.StatusConflict) && !isStatus(err, http.StatusUnprocessableEntity) {
+			return proposal.Opened{}, describe(err, "updating your fork's "+base+" from "+ch.Owner+"/"+ch.Repo)
+		}
 	}
 	branch, err := c.newBranch(ctx, gh, owner, name, ch.Branch, head)
 	if err != nil {

@@ -67,6 +67,7 @@ type Fake struct {
 	noForks       map[string]bool        // logins GitHub refuses to fork for
 	hookURL       string                 // where pull requests opened through the API are delivered
 	hookSecret    string
+	forkSyncs     int
 }
 
 // Repo is a repository of the fake.

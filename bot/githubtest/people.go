@@ -31,6 +31,7 @@ var personWrites = map[string]bool{
 	"POST /repos/{owner}/{repo}/git/refs":          true,
 	"PUT /repos/{owner}/{repo}/contents/{path...}": true,
 	"POST /repos/{owner}/{repo}/pulls":             true,
+	"POST /repos/{owner}/{repo}/merge-upstream":    true,
 }
 
 // userOfLocked is the login of a person's token (f.mu held), or "".
@@ -221,6 +222,38 @@ func (f *Fake) fork(w http.ResponseWriter, r *http.Request, rp *Repo) {
 		f.repos[name] = fk
 	}
 	writeJSON(w, http.StatusAccepted, f.repoJSON(fk))
+}
+
+// mergeUpstream brings a fork's branch up to its parent's, as GitHub's
+// "Sync fork" does: fast-forward, or 409 when the fork's branch has
+// commits of its own.
+func (f *Fake) mergeUpstream(w http.ResponseWriter, r *http.Request, rp *Repo) {
+	if !f.pushed(w, r, rp) {
+		return
+	}
+	var req struct{ Branch string }
+	json.NewDecoder(r.Body).Decode(&req)
+	if rp.parent == nil || rp.git.head(req.Branch) == "" {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "This repository is not a fork, or the branch does not exist"})
+		return
+	}
+	up := rp.parent.git.head(req.Branch)
+	rp.git.git("fetch", "-q", rp.parent.git.dir, up)
+	if _, err := rp.git.git("merge-base", "--is-ancestor", "refs/heads/"+req.Branch, up); err != nil {
+		writeJSON(w, http.StatusConflict, map[string]string{"message": "There are merge conflicts"})
+		return
+	}
+	rp.git.must(f.t, "checkout", "-q", req.Branch)
+	rp.git.must(f.t, "merge", "-q", "--ff-only", up)
+	f.forkSyncs++
+	writeJSON(w, 200, map[string]any{"message": "Successfully fetched and fast-forwarded from upstream", "merge_type": "fast-forward", "base_branch": req.Branch})
+}
+
+// ForkSyncs counts the forks brought up to date from their parent.
+func (f *Fake) ForkSyncs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.forkSyncs
 }
 
 func (f *Fake) getRef(w http.ResponseWriter, r *http.Request, rp *Repo) {

@@ -161,6 +161,7 @@ func (f *Fake) routes() *http.ServeMux {
 		writeJSON(w, 200, out)
 	}))
 	mux.HandleFunc("POST "+p+"/forks", repo(f.fork))
+	mux.HandleFunc("POST "+p+"/merge-upstream", repo(f.mergeUpstream))
 	mux.HandleFunc("GET "+p+"/git/ref/{ref...}", repo(f.getRef))
 	mux.HandleFunc("POST "+p+"/git/refs", repo(f.createRef))
 	mux.HandleFunc("PUT "+p+"/contents/{path...}", repo(f.putContents))
