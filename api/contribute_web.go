@@ -82,7 +82,7 @@ func (s *Server) contributeIndex(c echo.Context) error {
 	if s.proposals != nil {
 		page.SignIn, page.Login, page.CSRF = true, s.person(c), s.csrfToken(c)
 		if page.Repository == "" {
-			page.Repository = "https://github.com/" + s.proposals.Repository()
+			page.Repository = s.proposals.SignInOrigin() + "/" + s.proposals.Repository()
 		}
 		// The page holds the form's token: never cached.
 		body, err := executePage("contribute", page)
