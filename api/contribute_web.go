@@ -62,6 +62,14 @@ type contributePage struct {
 	EditURL       string // GitHub's edit page of the file, for a change
 	SourceURL     string // the file the registry serves, for a change
 	Repository    string
+	// Signing in with GitHub (when the server has the service).
+	SignIn    bool   // sign-in is on
+	Login     string // the signed-in person ("" when nobody)
+	DraftID   string // the saved draft the form is (replaced when saved again)
+	Saved     bool   // the draft was just saved
+	Note      string // the person's words for the pull request
+	PullDraft bool   // open the pull request as a draft
+	Notice    string // what the last action could not do, and what to do
 }
 
 // contributeIndex serves /contribute: choose what to propose.
@@ -71,6 +79,22 @@ func (s *Server) contributeIndex(c echo.Context) error {
 		page.Types = append(page.Types, contributeType{Type: t, Name: strings.ReplaceAll(string(t), "_", " "), Handlers: registry.HandlersFor(t)})
 	}
 	page.Repository = s.repositoryURL()
+	if s.proposals != nil {
+		page.SignIn, page.Login, page.CSRF = true, s.person(c), s.csrfToken(c)
+		if page.Repository == "" {
+			page.Repository = s.proposals.SignInOrigin() + "/" + s.proposals.Repository()
+		}
+		// The page holds the form's token: never cached.
+		body, err := executePage("contribute", page)
+		if err != nil {
+			return err
+		}
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", s.editorPolicy())
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		return c.HTMLBlob(http.StatusOK, body)
+	}
 	return s.renderPage(c, http.StatusOK, "contribute", page)
 }
 
@@ -91,7 +115,19 @@ func (s *Server) contributeNew(c echo.Context) error {
 		return err
 	}
 	page := s.editorPage(c, "fields")
-	page.F = registry.NewDraftFields(t, dc.NextNumber(), s.now())
+	next := dc.NextNumber()
+	if page.Login != "" {
+		// Signed in, the numbers open pull requests claim are known too.
+		claimed, err := s.proposals.Claimed(ctx, sessionOf(c))
+		if err != nil {
+			s.log.Warn("reading the numbers open pull requests claim", "error", err)
+		} else {
+			d := *dc
+			d.Options.Claimed = claimed
+			next = d.NextNumber()
+		}
+	}
+	page.F = registry.NewDraftFields(t, next, s.now())
 	return s.renderEditor(c, page)
 }
 
@@ -127,20 +163,17 @@ func (s *Server) contributeCheck(c echo.Context) error {
 		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: "the form's token does not match this browser's",
 			Hint: "Open the editor again from /contribute and send the form from there."}
 	}
-	page.Edit = c.FormValue("edit")
-	if page.Mode == "fields" {
-		page.F = fieldsOf(c)
-		page.Prerequisites = c.FormValue("prerequisites")
-		file, err := page.F.File()
-		if err != nil {
-			page.FileError = err.Error()
+	s.fillEditor(&page, c.FormValue)
+	switch c.FormValue("action") {
+	case "save", "propose":
+		if page.Login == "" {
+			page.Notice = "Sign in with GitHub to save drafts and open pull requests (your sign-in may have ended)."
+			break
 		}
-		page.File = string(file)
-	} else {
-		page.File = strings.ReplaceAll(c.FormValue("file"), "\r\n", "\n")
-	}
-	if page.File == "" && page.FileError == "" {
-		page.FileError = "the file is empty"
+		if c.FormValue("action") == "save" {
+			return s.saveDraft(c, &page)
+		}
+		return s.proposeFile(c, &page)
 	}
 	if c.FormValue("action") == "download" && page.FileError == "" {
 		name := "SIP-draft.md"
@@ -164,7 +197,7 @@ func (s *Server) contributeCheck(c echo.Context) error {
 			return err
 		}
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", editorCSP)
+		h.Set("Content-Security-Policy", s.editorPolicy())
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
 		return c.HTMLBlob(http.StatusOK, buf.Bytes())
@@ -175,6 +208,19 @@ func (s *Server) contributeCheck(c echo.Context) error {
 // editorCSP is the site's policy with the editor's own script (and the
 // requests it makes to this origin) allowed: nothing inline.
 const editorCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' https: data:; form-action 'self' https://github.com; frame-ancestors 'none'; base-uri 'none'"
+
+// editorPolicy is editorCSP, with GitHub's sign-in page (where the
+// sign-in form's answer leads) allowed as a form's destination.
+func (s *Server) editorPolicy() string {
+	if s.proposals == nil {
+		return editorCSP
+	}
+	o := s.proposals.SignInOrigin()
+	if o == "" || o == "https://github.com" {
+		return editorCSP
+	}
+	return strings.Replace(editorCSP, "form-action 'self' https://github.com", "form-action 'self' https://github.com "+o, 1)
+}
 
 // renderEditor writes the editor: never cached (it holds the form's
 // token), never framed.
@@ -190,7 +236,7 @@ func (s *Server) renderEditor(c echo.Context, page contributePage) error {
 		return err
 	}
 	h := c.Response().Header()
-	h.Set("Content-Security-Policy", editorCSP)
+	h.Set("Content-Security-Policy", s.editorPolicy())
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 	return c.HTMLBlob(http.StatusOK, body)
@@ -240,6 +286,26 @@ func dirOf(p string) string {
 	return ""
 }
 
+// fillEditor reads the editor's form (posted, or a saved draft's).
+func (s *Server) fillEditor(page *contributePage, get func(string) string) {
+	page.Edit = get("edit")
+	if page.Mode == "fields" {
+		page.F = fieldsOf(get)
+		page.Prerequisites = get("prerequisites")
+		file, err := page.F.File()
+		if err != nil {
+			page.FileError = err.Error()
+		}
+		page.File = string(file)
+	} else {
+		page.File = strings.ReplaceAll(get("file"), "\r\n", "\n")
+	}
+	if page.File == "" && page.FileError == "" {
+		page.FileError = "the file is empty"
+	}
+	page.DraftID, page.Note, page.PullDraft = get("draft"), get("note"), get("pull_draft") != ""
+}
+
 // editorPage is the editor's page with its token (set as a cookie when
 // the browser has none).
 func (s *Server) editorPage(c echo.Context, mode string) contributePage {
@@ -248,6 +314,9 @@ func (s *Server) editorPage(c echo.Context, mode string) contributePage {
 	}
 	page := contributePage{pageBase: pageBase{Title: "Propose a SIP", Nav: "contribute", Version: s.version}, Mode: mode,
 		Statuses: registry.Statuses, CSRF: s.csrfToken(c), Repository: s.repositoryURL()}
+	if s.proposals != nil {
+		page.SignIn, page.Login = true, s.person(c)
+	}
 	return page
 }
 
@@ -271,20 +340,20 @@ func (s *Server) validCSRF(c echo.Context) bool {
 }
 
 // fieldsOf reads a new SIP's fields from the form.
-func fieldsOf(c echo.Context) registry.DraftFields {
-	n, _ := strconv.Atoi(strings.TrimSpace(c.FormValue("sip")))
+func fieldsOf(get func(string) string) registry.DraftFields {
+	n, _ := strconv.Atoi(strings.TrimSpace(get("sip")))
 	var pre []string
-	for _, p := range strings.Split(c.FormValue("prerequisites"), ",") {
+	for _, p := range strings.Split(get("prerequisites"), ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			pre = append(pre, p)
 		}
 	}
 	return registry.DraftFields{
-		Number: n, ID: strings.TrimSpace(c.FormValue("id")), Name: c.FormValue("name"), Module: strings.TrimSpace(c.FormValue("module")),
-		Type: registry.Type(c.FormValue("type")), Status: registry.Status(c.FormValue("status")), Prerequisites: pre,
-		Author: c.FormValue("author"), CreatedAt: c.FormValue("created_at"), UpdatedAt: c.FormValue("updated_at"),
-		Version: strings.TrimSpace(c.FormValue("version")), Points: c.FormValue("points"), Handler: c.FormValue("handler"),
-		Config: strings.ReplaceAll(c.FormValue("config"), "\r\n", "\n"), Body: strings.ReplaceAll(c.FormValue("body"), "\r\n", "\n"),
+		Number: n, ID: strings.TrimSpace(get("id")), Name: get("name"), Module: strings.TrimSpace(get("module")),
+		Type: registry.Type(get("type")), Status: registry.Status(get("status")), Prerequisites: pre,
+		Author: get("author"), CreatedAt: get("created_at"), UpdatedAt: get("updated_at"),
+		Version: strings.TrimSpace(get("version")), Points: get("points"), Handler: get("handler"),
+		Config: strings.ReplaceAll(get("config"), "\r\n", "\n"), Body: strings.ReplaceAll(get("body"), "\r\n", "\n"),
 	}
 }
 
@@ -314,4 +383,5 @@ func (s *Server) mountContributePages(e *echo.Echo, checks Limit) {
 	e.GET("/contribute/new", s.contributeNew)
 	e.GET("/contribute/edit/:ref", s.contributeEdit)
 	e.POST("/contribute", s.limited(checks, s.contributeCheck))
+	s.mountSignIn(e)
 }

@@ -86,6 +86,10 @@ type Config struct {
 	Issuer *credential.Issuer
 	// LegacyVetting switches SafeMolt's deprecated vetting endpoints on.
 	LegacyVetting LegacyVetting
+	// Proposals signs people in with GitHub in the contribution editor,
+	// keeps their drafts and opens their pull requests; without it the
+	// editor offers the file and GitHub's pages only.
+	Proposals Proposals
 }
 
 // WebhookPath is where GitHub delivers the App's webhooks.
@@ -120,6 +124,7 @@ type Server struct {
 	judgeStatus  func() string // the judge's health, a /readyz detail (SetJudgeStatus)
 	drafts       drafts        // the registry proposed SIPs are checked against
 	sourceBranch string
+	proposals    Proposals // signing in to the editor; nil: off
 }
 
 // NewServer builds a server; it starts nothing.
@@ -130,7 +135,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version, readyDetails: cfg.ReadyDetails,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), now: cfg.Now,
-		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer}
+		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer, proposals: cfg.Proposals}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -34,6 +34,9 @@ type Fake struct {
 	AppID      int64
 	AppSlug    string
 	PrivateKey []byte // the App's PEM key, for the App under test
+	// ClientID and ClientSecret are the App's OAuth credentials, for its
+	// user-to-server sign-in.
+	ClientID, ClientSecret string
 
 	t    testing.TB
 	key  *rsa.PrivateKey
@@ -58,6 +61,13 @@ type Fake struct {
 	holds         []*hold
 	tokenRequests int
 	manifests     map[string]manifestApp // App manifest flow: one-use code → the App it creates
+	userTokens    map[string]string      // a person's token (user-to-server) → login
+	codes         map[string]oauthCode   // sign-in codes, used once
+	signedIn      string                 // the person signed in to GitHub in the browser
+	noForks       map[string]bool        // logins GitHub refuses to fork for
+	hookURL       string                 // where pull requests opened through the API are delivered
+	hookSecret    string
+	forkSyncs     int
 }
 
 // Repo is a repository of the fake.
@@ -69,6 +79,7 @@ type Repo struct {
 	git           *gitRepo
 	pulls         map[int]*Pull
 	nextPull      int
+	parent        *Repo // the repository a fork was made from
 }
 
 // FullName is owner/name.
@@ -86,7 +97,10 @@ type Pull struct {
 	MergeCommitSHA   string
 	Labels           []string
 	Reviews          []Review
+	Title            string
+	Draft            bool
 	headSHA, baseSHA string
+	headRepo         *Repo // a fork's, for a pull request from a fork
 	body             string
 	association      string
 }
@@ -175,7 +189,8 @@ func New(t testing.TB) *Fake {
 		t.Fatal(err)
 	}
 	f := &Fake{t: t, key: key, PrivateKey: pemKey, AppID: 4242, AppSlug: "sip-registry", root: t.TempDir(),
-		repos: map[string]*Repo{}, tokens: map[string]int64{}, nextID: 1000, teams: map[string]map[string]string{}, roles: map[string]string{}, users: map[string]bool{}}
+		repos: map[string]*Repo{}, tokens: map[string]int64{}, nextID: 1000, teams: map[string]map[string]string{}, roles: map[string]string{}, users: map[string]bool{},
+		ClientID: "Iv1.fakeclient", ClientSecret: "fake-client-secret", userTokens: map[string]string{}, codes: map[string]oauthCode{}, noForks: map[string]bool{}}
 	f.git = &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
 		Env: []string{"GIT_PROJECT_ROOT=" + f.root, "GIT_HTTP_EXPORT_ALL=1"}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))

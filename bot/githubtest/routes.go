@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -126,13 +127,24 @@ func (f *Fake) routes() *http.ServeMux {
 	repo := func(h func(http.ResponseWriter, *http.Request, *Repo)) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			inst, ok := f.installationOf(r)
-			if !ok {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			// A person's token reads every (public) repository; what it
+			// may change, the handler decides.
+			login := f.userOfLocked(r)
+			if !ok && login == "" {
 				writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
 				return
 			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
 			rp := f.repos[r.PathValue("owner")+"/"+r.PathValue("repo")]
+			if login != "" && rp != nil {
+				if r.Method != http.MethodGet && !personWrites[r.Pattern] {
+					writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+					return
+				}
+				h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, login)), rp)
+				return
+			}
 			if rp == nil || rp.Installation != inst {
 				writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 				return
@@ -141,7 +153,19 @@ func (f *Fake) routes() *http.ServeMux {
 		}
 	}
 	const p = "/repos/{owner}/{repo}"
-	mux.HandleFunc("GET "+p, repo(func(w http.ResponseWriter, r *http.Request, rp *Repo) { writeJSON(w, 200, f.repoJSON(rp)) }))
+	mux.HandleFunc("GET "+p, repo(func(w http.ResponseWriter, r *http.Request, rp *Repo) {
+		out := f.repoJSON(rp)
+		if login, ok := r.Context().Value(userKey{}).(string); ok {
+			out["permissions"] = map[string]bool{"pull": true, "push": f.canPush(login, rp)}
+		}
+		writeJSON(w, 200, out)
+	}))
+	mux.HandleFunc("POST "+p+"/forks", repo(f.fork))
+	mux.HandleFunc("POST "+p+"/merge-upstream", repo(f.mergeUpstream))
+	mux.HandleFunc("GET "+p+"/git/ref/{ref...}", repo(f.getRef))
+	mux.HandleFunc("POST "+p+"/git/refs", repo(f.createRef))
+	mux.HandleFunc("PUT "+p+"/contents/{path...}", repo(f.putContents))
+	mux.HandleFunc("POST "+p+"/pulls", repo(f.createPull))
 	mux.HandleFunc("GET "+p+"/branches/{branch}", repo(f.getBranch))
 	mux.HandleFunc("GET "+p+"/pulls", repo(f.listPulls))
 	mux.HandleFunc("GET "+p+"/pulls/{n}", repo(f.getPull))
@@ -167,6 +191,7 @@ func (f *Fake) routes() *http.ServeMux {
 	mux.HandleFunc("GET /orgs/{org}/teams/{slug}/memberships/{user}", f.teamMembership)
 	mux.HandleFunc("GET /orgs/{org}/teams/{slug}", f.team)
 	mux.HandleFunc("GET /users/{user}", f.user)
+	f.peopleRoutes(mux)
 	return mux
 }
 
@@ -238,7 +263,7 @@ func (f *Fake) redeliver(w http.ResponseWriter, r *http.Request) {
 func (f *Fake) repoJSON(rp *Repo) map[string]any {
 	return map[string]any{"id": rp.ID, "name": rp.Name, "full_name": rp.FullName(), "private": false,
 		"owner":          map[string]any{"login": rp.Owner, "name": rp.Owner, "id": 1, "type": "Organization"},
-		"default_branch": rp.DefaultBranch, "clone_url": f.URL + "/git/" + rp.Owner + "/" + rp.Name + "/.git",
+		"default_branch": rp.DefaultBranch, "fork": rp.parent != nil, "clone_url": f.URL + "/git/" + rp.Owner + "/" + rp.Name + "/.git",
 		"html_url": "https://github.example/" + rp.FullName()}
 }
 
@@ -267,10 +292,11 @@ func (f *Fake) pullJSON(rp *Repo, p *Pull) map[string]any {
 	if p.Merged {
 		mergedAt = p.MergedAt.UTC().Format(time.RFC3339Nano)
 	}
-	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "draft": false, "merged_at": mergedAt,
+	return map[string]any{"number": p.Number, "state": p.State, "merged": p.Merged, "merged_at": mergedAt,
 		"body": p.body, "author_association": cmp.Or(p.association, "CONTRIBUTOR"),
-		"user":   map[string]any{"login": p.Author, "type": "User"},
-		"head":   map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(rp)},
+		"user":  map[string]any{"login": p.Author, "type": "User"},
+		"head":  map[string]any{"ref": p.HeadRef, "sha": p.headSHA, "repo": f.repoJSON(cmp.Or(p.headRepo, rp))},
+		"title": p.Title, "draft": p.Draft, "html_url": "https://github.example/" + rp.FullName() + "/pull/" + strconv.Itoa(p.Number),
 		"base":   map[string]any{"ref": p.BaseRef, "sha": rp.git.head(p.BaseRef), "repo": f.repoJSON(rp)},
 		"labels": labels, "merge_commit_sha": p.MergeCommitSHA}
 }
@@ -374,7 +400,8 @@ func (f *Fake) getContents(w http.ResponseWriter, r *http.Request, rp *Repo) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 		return
 	}
-	writeJSON(w, 200, map[string]any{"type": "file", "encoding": "base64", "path": r.PathValue("path"),
+	blob, _ := rp.git.git("rev-parse", ref+":"+r.PathValue("path"))
+	writeJSON(w, 200, map[string]any{"type": "file", "encoding": "base64", "path": r.PathValue("path"), "sha": blob,
 		"content": base64.StdEncoding.EncodeToString([]byte(out + "\n"))})
 }
 

@@ -45,7 +45,10 @@ func appManifest(name, baseURL, redirect string) map[string]any {
 		"description":     "Validates SIP pull requests line by line, enforces the maintainers' approval policy, and syncs the SIP registry when they merge.",
 		"hook_attributes": map[string]any{"url": strings.TrimSuffix(baseURL, "/") + "/webhooks/github", "active": true},
 		"redirect_url":    redirect,
-		"public":          false,
+		// Where GitHub sends people back when they sign in to the editor
+		// (used once sign-in is configured; docs/operations.md).
+		"callback_urls": []string{strings.TrimSuffix(baseURL, "/") + "/contribute/callback"},
+		"public":        false,
 		"default_permissions": map[string]string{
 			"checks": "write", "contents": "read", "pull_requests": "write", "issues": "write", "metadata": "read", "members": "read",
 		},

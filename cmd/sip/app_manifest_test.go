@@ -145,7 +145,7 @@ func TestAppManifestMatchesTheDocs(t *testing.T) {
 	ours, _ := json.Marshal(appManifest("SIP registry", "https://sip.example.org", "https://sip.example.org/"))
 	var got map[string]any
 	json.Unmarshal(ours, &got)
-	for _, k := range []string{"default_permissions", "default_events", "hook_attributes", "public", "name", "description"} {
+	for _, k := range []string{"default_permissions", "default_events", "hook_attributes", "callback_urls", "public", "name", "description"} {
 		a, _ := json.Marshal(doc[k])
 		b, _ := json.Marshal(got[k])
 		if string(a) != string(b) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sipregistry/sip/bot"
+	"github.com/sipregistry/sip/registry/proposal"
 )
 
 // gitHubAppFromEnv configures the GitHub App from SIP_GITHUB_*; without
@@ -45,6 +46,42 @@ func gitHubAppFromEnv(e env) (*bot.Config, error) {
 	}
 	return &bot.Config{AppID: appID, PrivateKey: pem, WebhookSecrets: secrets, APIURL: e.getenv("SIP_GITHUB_API_URL"),
 		Repository: e.getenv("SIP_GITHUB_REPOSITORY")}, nil
+}
+
+// SignIn is the contribution editor's sign-in with GitHub: the App's
+// OAuth credentials and the key that seals people's tokens at rest.
+type SignIn struct {
+	ClientID, ClientSecret string
+	Key                    []byte
+}
+
+// signInFromEnv configures sign-in from SIP_GITHUB_CLIENT_ID,
+// SIP_GITHUB_CLIENT_SECRET and SIP_SESSION_KEY; without a client id it is
+// off. It needs the App's repository (SIP_GITHUB_REPOSITORY), and is
+// refused without a session key: people's tokens are never stored in
+// plain text.
+func signInFromEnv(e env) (*SignIn, error) {
+	id, secret, key := e.getenv("SIP_GITHUB_CLIENT_ID"), e.getenv("SIP_GITHUB_CLIENT_SECRET"), e.getenv("SIP_SESSION_KEY")
+	if id == "" {
+		if secret != "" {
+			return nil, errors.New("SIP_GITHUB_CLIENT_SECRET is set without SIP_GITHUB_CLIENT_ID: set both (the App's client id and secret) to let people sign in to the editor")
+		}
+		return nil, nil
+	}
+	if secret == "" {
+		return nil, errors.New("SIP_GITHUB_CLIENT_ID is set without SIP_GITHUB_CLIENT_SECRET: the App's client secret is needed to sign people in")
+	}
+	if key == "" {
+		return nil, errors.New("refusing to sign people in without SIP_SESSION_KEY: their GitHub tokens are stored encrypted with it (make one: openssl rand -base64 32)")
+	}
+	k, err := proposal.ParseKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("SIP_SESSION_KEY: %v", err)
+	}
+	if e.getenv("SIP_GITHUB_REPOSITORY") == "" {
+		return nil, errors.New("SIP_GITHUB_CLIENT_ID is set without SIP_GITHUB_REPOSITORY: sign-in opens pull requests on the repository the registry follows")
+	}
+	return &SignIn{ClientID: id, ClientSecret: secret, Key: k}, nil
 }
 
 // commitURL is how the pages link a commit: SIP_COMMIT_URL, else the

@@ -174,3 +174,29 @@ func TestCommitURL(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSignInConfig: signing people in is refused at start without
+// its secret, its session key (tokens are only stored encrypted) or the
+// repository; a bad key is refused without being repeated.
+func TestServeSignInConfig(t *testing.T) {
+	t.Parallel()
+	good := "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // 32 bytes in base64
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"secret without client id", map[string]string{"SIP_GITHUB_CLIENT_SECRET": "s"}, "without SIP_GITHUB_CLIENT_ID"},
+		{"no secret", map[string]string{"SIP_GITHUB_CLIENT_ID": "Iv1.x", "SIP_SESSION_KEY": good, "SIP_GITHUB_REPOSITORY": "o/r"}, "without SIP_GITHUB_CLIENT_SECRET"},
+		{"no session key", map[string]string{"SIP_GITHUB_CLIENT_ID": "Iv1.x", "SIP_GITHUB_CLIENT_SECRET": "s", "SIP_GITHUB_REPOSITORY": "o/r"}, "refusing to sign people in without SIP_SESSION_KEY"},
+		{"a short key", map[string]string{"SIP_GITHUB_CLIENT_ID": "Iv1.x", "SIP_GITHUB_CLIENT_SECRET": "s", "SIP_SESSION_KEY": "hunter2-secret", "SIP_GITHUB_REPOSITORY": "o/r"}, "32 random bytes"},
+		{"no repository", map[string]string{"SIP_GITHUB_CLIENT_ID": "Iv1.x", "SIP_GITHUB_CLIENT_SECRET": "s", "SIP_SESSION_KEY": good}, "without SIP_GITHUB_REPOSITORY"},
+	} {
+		var out, errOut bytes.Buffer
+		env := env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tc.env[k] }}
+		code := run(context.Background(), env, []string{"serve", "--db", filepath.Join(t.TempDir(), "r.db"), "--addr", "127.0.0.1:0"})
+		if code != exitConfig || !strings.Contains(errOut.String(), tc.want) || strings.Contains(errOut.String(), "hunter2") {
+			t.Errorf("%s: exit %d, stderr %q; want %d mentioning %q", tc.name, code, errOut.String(), exitConfig, tc.want)
+		}
+	}
+}

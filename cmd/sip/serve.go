@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -19,12 +20,14 @@ import (
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/bot"
+	"github.com/sipregistry/sip/bot/author"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/proposal"
 	"github.com/sipregistry/sip/registry/seal"
 )
 
@@ -56,6 +59,13 @@ rotation SIP_GITHUB_WEBHOOK_SECRET_PREVIOUS is accepted too),
 SIP_GITHUB_REPOSITORY (owner/name: the repository whose default branch the
 registry follows) and SIP_GITHUB_API_URL (GitHub Enterprise Server:
 https://HOST/api/v3). See docs/github-app.md.
+
+People sign in to the contribution editor with GitHub (the App's
+user-to-server authorization), keep drafts, and open pull requests as
+themselves on SIP_GITHUB_REPOSITORY when SIP_GITHUB_CLIENT_ID and
+SIP_GITHUB_CLIENT_SECRET (the App's) are set, with SIP_SESSION_KEY (32
+random bytes in base64, which seals their tokens; required). See
+docs/operations.md.
 
 SafeMolt's vetting endpoints (/api/v1/agents/vetting/…), for agents written
 for SafeMolt while a registry moves, are on when SIP_LEGACY_VETTING_SUNSET
@@ -120,6 +130,11 @@ func runServe(ctx context.Context, e env, args []string) int {
 		return exitConfig
 	}
 	m.GitHub = app
+	if m.SignIn, err = signInFromEnv(e); err != nil {
+		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
+		return exitConfig
+	}
+	m.Repository, m.GitHubAPIURL = e.getenv("SIP_GITHUB_REPOSITORY"), e.getenv("SIP_GITHUB_API_URL")
 	if m.LegacyVetting, err = legacyVettingFromEnv(e); err != nil {
 		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
 		return exitConfig
@@ -209,6 +224,12 @@ type Main struct {
 	GitHub         *bot.Config // the GitHub App (Store and Logger are set by Run); nil: off
 	CommitURL      string      // links versions' commits on the pages ({sha}); "" for none
 	SourceBranch   string      // the repository's default branch, for the editor (SIP_GITHUB_BRANCH; main)
+	// SignIn lets people sign in to the editor with GitHub and open pull
+	// requests as themselves on Repository (owner/name) through
+	// GitHubAPIURL (GitHub's when empty); nil: off.
+	SignIn       *SignIn
+	Repository   string
+	GitHubAPIURL string
 	// SealingKey opens benchmarks' sealed answers (SIP_SEALING_KEY_FILE).
 	// Without one, and with the App off, sip's public development key is
 	// used, so the bundled benchmark grades out of the box.
@@ -318,6 +339,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if app != nil {
 		cfg.Webhook, cfg.ReadyDetails = app.Webhook, app.ReadyDetails
 	}
+	if m.SignIn != nil {
+		if cfg.Proposals, err = m.proposals(st); err != nil {
+			return err
+		}
+		log.Info("people sign in to the editor with GitHub", "repository", m.Repository)
+	}
 	// Rate limits live where every replica sees them: in PostgreSQL. A
 	// SQLite database has one server, which keeps them in memory.
 	if shared, ok := st.(api.HitCounter); ok {
@@ -378,6 +405,25 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// proposals is the editor's service for people signed in with GitHub.
+func (m *Main) proposals(st store) (*proposal.Service, error) {
+	owner, name, ok := strings.Cut(m.Repository, "/")
+	if !ok || owner == "" || name == "" {
+		return nil, fmt.Errorf("%w: sign-in needs the repository as owner/name, not %q", errApp, m.Repository)
+	}
+	gh := &author.Client{APIURL: m.GitHubAPIURL, WebURL: author.WebURLFor(m.GitHubAPIURL), ClientID: m.SignIn.ClientID,
+		ClientSecret: m.SignIn.ClientSecret, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	origin := gh.WebURL
+	if u, err := url.Parse(gh.WebURL); err == nil {
+		origin = u.Scheme + "://" + u.Host
+	}
+	svc, err := proposal.New(proposal.Config{Store: st, GitHub: gh, Key: m.SignIn.Key, Owner: owner, Repo: name, SignInOrigin: origin})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errApp, err)
+	}
+	return svc, nil
 }
 
 // sealingKey is the key that opens sealed answers: SIP_SEALING_KEY_FILE's;

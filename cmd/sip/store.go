@@ -27,6 +27,7 @@ type store interface {
 	inbox.Store
 	evaluation.SessionStore
 	registry.SecretStore
+	registry.EditorStore
 	stats.Source
 	Migrate(ctx context.Context) error
 }

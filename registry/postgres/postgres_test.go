@@ -64,3 +64,7 @@ func TestImportStore(t *testing.T) {
 func BenchmarkPostFloor(b *testing.B) {
 	registrytest.BenchPostFloor(b, func(b *testing.B) registrytest.SessionFullStore { return MustOpen(b) })
 }
+
+func TestEditorStore(t *testing.T) {
+	registrytest.RunEditorStoreTests(t, func(t *testing.T) registry.EditorStore { return MustOpen(t) })
+}
