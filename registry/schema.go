@@ -280,6 +280,12 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	if cfg != nil {
 		s.Config.MaxAttempts = cfg.intIn("max_attempts", 1, 1000, 0, false)
 		s.Config.RetryAfterHours = cfg.intIn("retry_after_hours", 0, 24*365, 0, false)
+		if v := cfg.get("require_claimed"); v != nil {
+			if b, ok := d.boolean(v, top("config.require_claimed")); ok {
+				s.Config.RequireClaimed = &b
+				d.mark("config.require_claimed", v)
+			}
+		}
 		if v := cfg.get("reveal"); v != nil {
 			if r, ok := d.str(v, top("config.reveal")); ok {
 				if r != RevealScore && r != RevealPassFail && r != RevealNone {
@@ -296,13 +302,14 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	}
 	if cfg != nil {
 		cfg.renameDeprecated()
-		cfg.unknown(append([]string{"valid_days", "max_attempts", "retry_after_hours", "reveal"}, spec.ConfigKeys...), SeverityWarning)
+		cfg.unknown(append([]string{"valid_days", "max_attempts", "retry_after_hours", "reveal", "require_claimed"}, spec.ConfigKeys...), SeverityWarning)
 	}
 	if spec.decode != nil {
 		spec.decode(d, cfg, cfgNode, &s.Config, doc.Span("config"))
 	}
 	d.publicAnswers(s, doc)
 	d.revealOracle(s, doc)
+	d.unclaimedSeats(s, doc)
 	d.firstProctors(s, doc)
 	d.longestAnswers(s, doc)
 }
