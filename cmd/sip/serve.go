@@ -47,6 +47,10 @@ API that grades certifications and free-response answers; without it,
 judging jobs wait in the database until one is configured), and
 SIP_JUDGE_OUTAGE_WINDOW (how long a job waits out a judge that is down,
 default 1h). SIP_BASE_URL is required unless the address is loopback.
+--dev-claims lets agents be claimed without X (POST /api/v1/agents/claim
+with dev_owner), for trying proctored and live work on one machine; it is
+refused unless the address is loopback, SIP_BASE_URL is unset or loopback,
+and the GitHub App is off.
 The port is bound before the database is opened.
 
 The GitHub App runs on the same port (POST /webhooks/github) when

@@ -3,7 +3,6 @@ package evaluation
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/sipregistry/sip/registry"
@@ -126,11 +125,18 @@ func (n *sipsNow) sip(ctx context.Context, id string) (*registry.SIP, error) {
 	// The current version is the newest row: a sync adds one whenever
 	// the content changes, and never changes or deletes one.
 	versions, err := n.s.defs.store.Versions(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) || err == nil && len(versions) == 0 {
+		// A result of an evaluation the registry does not hold (imported
+		// from another registry): nothing says its scores are public.
+		hidden := &registry.SIP{ID: id, Config: registry.Config{Reveal: registry.RevealPassFail}}
+		if n.m == nil {
+			n.m = map[string]*registry.SIP{}
+		}
+		n.m[id] = hidden
+		return hidden, nil
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(versions) == 0 {
-		return nil, fmt.Errorf("%s has no version: %w", id, registry.ErrNotFound)
 	}
 	def, err := n.s.defs.pinned(ctx, id, versions[len(versions)-1].ID, nil)
 	if err != nil {
