@@ -26,7 +26,7 @@ ADDR ?= 127.0.0.1:8080
 run: build
 	@./$(BIN) validate evaluations
 	@echo "Serving; stop with Ctrl-C. Database: $${SIP_DATABASE_URL:-$${XDG_DATA_HOME:-$$HOME/.local/share}/sip/registry.db}"
-	./$(BIN) serve --addr $(ADDR) --log-format text
+	./$(BIN) serve --addr $(ADDR) --log-format text --dev-claims
 
 ## test: every test, with the race detector; ends with every skipped test and why
 # (under CI=true a skipped test fails the run). TestPostgresRestart stops the

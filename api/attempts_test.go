@@ -19,7 +19,7 @@ func TestExpiredAttemptsCount(t *testing.T) {
 			versioned(53, "daily", "complex_benchmark", "benchmark_handler", "1.0.0",
 				benchmarkConfig("A")+"  retry_after_hours: 24\n"))
 		for _, tc := range []struct{ sip, code string }{{"once", "attempts_exhausted"}, {"daily", "retry_later"}} {
-			a := w.agent("expiring-" + tc.sip)
+			a := w.agent("expiring-" + tc.sip).asCandidate(t)
 			ev := "/api/v1/evaluations/" + tc.sip
 			if code := a.call("POST", ev+"/register", "", nil); code != 201 {
 				t.Fatalf("%s: register: %d", tc.sip, code)

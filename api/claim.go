@@ -29,6 +29,8 @@ var (
 type claimRequest struct {
 	ClaimToken string `json:"claim_token"`
 	TweetURL   string `json:"tweet_url"`
+	// DevOwner claims without X, on a development registry only.
+	DevOwner string `json:"dev_owner"`
 }
 
 // claim answers POST /api/v1/agents/claim: the service checks the claim
@@ -38,7 +40,13 @@ func (s *Server) claim(c echo.Context) error {
 	if err := bind(c, &req); err != nil {
 		return err
 	}
-	claimed, err := s.runtime.ClaimAgent(c.Request().Context(), req.ClaimToken, req.TweetURL)
+	claim, by := s.runtime.ClaimAgent, req.TweetURL
+	if req.DevOwner != "" && req.TweetURL == "" {
+		// Refused unless the registry runs for development (sip serve
+		// --dev-claims, on loopback only).
+		claim, by = s.runtime.DevelopmentClaim, req.DevOwner
+	}
+	claimed, err := claim(c.Request().Context(), req.ClaimToken, by)
 	if err != nil {
 		return err
 	}

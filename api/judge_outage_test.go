@@ -18,7 +18,7 @@ func TestJudgeOutageIsWaitedOut(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		a := w.agent("outage-1")
+		a := w.agent("outage-1").asCandidate(t)
 		a.poaw(t, false)
 		q := a.benchmark(t, true)
 		good := w.worker.Judge

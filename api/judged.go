@@ -45,7 +45,7 @@ func (s *Server) getJob(c echo.Context, a *registry.Agent) error {
 	}
 	var result *resultView
 	if job.ResultID != "" {
-		r, err := s.runtime.Result(ctx, job.ResultID)
+		r, _, err := s.runtime.VisibleResult(ctx, a.ID, job.ResultID)
 		if err != nil {
 			return err
 		}

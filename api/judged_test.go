@@ -98,6 +98,19 @@ type queued struct {
 // choice questions when right is set, then whatever the judge says.
 func (a *testAgent) benchmark(t *testing.T, right bool) queued {
 	t.Helper()
+	wrong := 8
+	if right {
+		wrong = 0
+	}
+	return a.benchmarkWrong(t, wrong, 202)
+}
+
+// benchmarkWrong takes the AI safety benchmark with the first wrong of
+// its multiple-choice questions (in the order start returned them)
+// answered wrong, expecting the submit to answer status.
+func (a *testAgent) benchmarkWrong(t *testing.T, wrong, status int) queued {
+	t.Helper()
+	a.asCandidate(t) // points for fixed answers: claimed agents only
 	if code := a.call("POST", "/api/v1/evaluations/ai-safety-benchmark/register", "", nil); code != 201 {
 		t.Fatalf("register: %d", code)
 	}
@@ -116,9 +129,10 @@ func (a *testAgent) benchmark(t *testing.T, right bool) queued {
 		switch {
 		case len(q.Choices) == 0:
 			answers[q.ID] = "Outer alignment is about the objective; inner alignment about what the model learned."
-		case right:
+		case wrong == 0:
 			answers[q.ID] = key[q.ID]
 		default:
+			wrong--
 			for _, c := range q.Choices {
 				if c != key[q.ID] {
 					answers[q.ID] = c
@@ -128,8 +142,8 @@ func (a *testAgent) benchmark(t *testing.T, right bool) queued {
 	}
 	body, _ := json.Marshal(map[string]any{"answers": answers})
 	var q queued
-	if code := a.call("POST", "/api/v1/evaluations/ai-safety-benchmark/submit", string(body), &q); code != 202 {
-		t.Fatalf("submit: %d", code)
+	if code := a.call("POST", "/api/v1/evaluations/ai-safety-benchmark/submit", string(body), &q); code != status {
+		t.Fatalf("submit: %d, want %d", code, status)
 	}
 	return q
 }
@@ -319,7 +333,7 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		a := w.agent("patient-1")
+		a := w.agent("patient-1").asCandidate(t)
 		a.poaw(t, false)
 		q := a.benchmark(t, true)
 		// Every answer is unusable: after the last attempt the job fails
@@ -379,7 +393,7 @@ func TestJudgeThatNeverAnswersUsably(t *testing.T) {
 					// whatever the machine's load.
 					w.worker.Timeout = 20 * time.Millisecond
 				}
-				a := w.agent("unjudged-" + tt.mode)
+				a := w.agent("unjudged-" + tt.mode).asCandidate(t)
 				a.poaw(t, false)
 				q := a.benchmark(t, true)
 				w.judge.set(tt.mode)
@@ -423,7 +437,7 @@ func TestJudgeQueueMetrics(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		a := w.agent("queued-1")
+		a := w.agent("queued-1").asCandidate(t)
 		a.poaw(t, false)
 		a.benchmark(t, true)
 		w.clock.Advance(90 * time.Second)

@@ -424,8 +424,9 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/SIP-1/register", 404, "not_found"},
 			{"/api/v1/evaluations/poaw/start", 409, "not_registered"},
 			{"/api/v1/evaluations/poaw/submit", 409, "not_registered"},
-			{"/api/v1/evaluations/non-spamminess/register", 403, "claim_required"}, // proctored: claimed candidates only
-			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "prerequisites_not_met"},
+			{"/api/v1/evaluations/non-spamminess/register", 403, "claim_required"},      // proctored: claimed candidates only
+			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "claim_required"}, // points for fixed answers: claimed agents only
+			{"/api/v1/evaluations/needs-poaw/register", 403, "prerequisites_not_met"},
 		} {
 			var e errorResponse
 			if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {

@@ -55,7 +55,8 @@ func TestMCPRefusesWhatHTTPRefuses(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		owner, _ := w.registerMCP(t, "mcp-owner")
+		owner, ownerHTTP := w.registerMCP(t, "mcp-owner")
+		ownerHTTP.asCandidate(t) // the benchmark takes claimed agents only
 		other, otherHTTP := w.registerMCP(t, "mcp-other")
 		buddy, _ := w.registerMCP(t, "mcp-buddy")
 

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +72,7 @@ func TestFiftySubmitsOfOneAttempt(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
 		w.resync(t, "c-mc", versioned(47, "mc-only", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")))
-		a := w.agent("eager-1")
+		a := w.agent("eager-1").asCandidate(t)
 		challenge, hash := a.startPoAW(t)
 		a.call("POST", "/api/v1/evaluations/mc-only/register", "", nil)
 		a.call("POST", "/api/v1/evaluations/mc-only/start", "", nil)
@@ -141,7 +143,7 @@ func TestRecordsHoldNoAnswerOracle(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
 		w.resync(t, "c-mc", versioned(47, "mc-only", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")))
-		a := w.agent("oracle-1")
+		a := w.agent("oracle-1").asCandidate(t)
 		a.call("POST", "/api/v1/evaluations/mc-only/register", "", nil)
 		a.call("POST", "/api/v1/evaluations/mc-only/start", "", nil)
 		answers := map[string]string{"q1": "A"}
@@ -172,7 +174,7 @@ func TestAttemptLimitsAndReveal(t *testing.T) {
 		w := newWorld(t, s)
 		w.resync(t, "c-limits", versioned(50, "limited", "complex_benchmark", "benchmark_handler", "1.0.0",
 			benchmarkConfig("A")+"  max_attempts: 2\n  retry_after_hours: 1\n  reveal: pass_fail\n"))
-		a := w.agent("limited-1")
+		a := w.agent("limited-1").asCandidate(t)
 		const ev = "/api/v1/evaluations/limited"
 		attempt := func() pinnedResult {
 			t.Helper()
@@ -216,7 +218,7 @@ func TestPointsRevealPassFailByDefault(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
 		w.resync(t, "c-default-reveal", versioned(52, "default-reveal", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")))
-		a := w.agent("default-reveal-1")
+		a := w.agent("default-reveal-1").asCandidate(t)
 		const ev = "/api/v1/evaluations/default-reveal"
 		a.call("POST", ev+"/register", "", nil)
 		a.call("POST", ev+"/start", "", nil)
@@ -290,6 +292,85 @@ func TestFixedPositionsPassNoMoreThanChance(t *testing.T) {
 			if passes >= 8 {
 				t.Errorf("always the %s choice passed %d of 200 attempts; chance is about 1", strategy, passes)
 			}
+		}
+	})
+}
+
+// TestAnonymousReadsOfAPassFailResult: results recorded while a benchmark
+// revealed scores, read after its SIP changed to the default (pass or fail
+// only), show no score, maximum, per-item grade, goal check or reason
+// written from them, in any field of any read: the API's result, record,
+// list and job, and the result, agent, evaluation and statistics pages;
+// to anyone, to another agent, and of a failed attempt to the agent
+// itself. Only the agent reads the score of its own pass.
+func TestAnonymousReadsOfAPassFailResult(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		const ev = "/api/v1/evaluations/turned"
+		w.resync(t, "c-score", versioned(53, "turned", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")+"  reveal: score\n"))
+		take := func(name, answer string) (*testAgent, pinnedResult) {
+			a := w.agent(name).asCandidate(t)
+			a.call("POST", ev+"/register", "", nil)
+			a.call("POST", ev+"/start", "", nil)
+			var r pinnedResult
+			if code := a.call("POST", ev+"/submit", `{"answers":{"q1":"`+answer+`"}}`, &r); code != 201 || r.Result.Passed != (answer == "A") {
+				t.Fatalf("%s submit: %d %+v", name, code, r)
+			}
+			if r.Result.Score == nil {
+				t.Fatalf("%s: under reveal: score the attempt has no score", name)
+			}
+			return a, r
+		}
+		failer, failed := take("turned-fail", "B")
+		passer, passed := take("turned-pass", "A")
+		w.resync(t, "c-pass-fail", versioned(53, "turned", "complex_benchmark", "benchmark_handler", "1.1.0", benchmarkConfig("A")))
+
+		scoreRE := regexp.MustCompile(`"(max_)?score":\s*-?\d|\d+ / 10\b|\bof 10 points|id="(scores|best)"|Median score</th>.*\d+%</td></tr>`)
+		other := w.agent("turned-reader")
+		// Plain requests, as a browser or a script sends them.
+		get := func(p, key string) string {
+			req, _ := http.NewRequest("GET", w.BaseURL+p, nil)
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != 200 {
+				t.Errorf("GET %s: %d", p, resp.StatusCode)
+			}
+			return readAll(t, resp)
+		}
+		readers := map[string]func(string) string{
+			"anyone":        func(p string) string { return get(p, "") },
+			"another agent": func(p string) string { return get(p, other.key) },
+		}
+		paths := func(a *testAgent, id string) []string {
+			return []string{"/api/v1/results/" + id, "/api/v1/results/" + id + "/trace", ev + "/results?agent_id=" + a.id(t),
+				"/results/" + id, "/agents/" + a.name, "/evaluations/SIP-53", "/evaluations/SIP-53/stats"}
+		}
+		for who, read := range readers {
+			for _, r := range []struct {
+				a  *testAgent
+				id string
+			}{{failer, failed.Result.ID}, {passer, passed.Result.ID}} {
+				for _, p := range paths(r.a, r.id) {
+					if body := read(p); scoreRE.MatchString(body) {
+						t.Errorf("%s reads a score at %s: %q", who, p, scoreRE.FindString(body))
+					}
+				}
+			}
+		}
+		for _, p := range paths(failer, failed.Result.ID)[:3] {
+			if body := get(p, failer.key); scoreRE.MatchString(body) {
+				t.Errorf("the agent reads the score of its failed attempt at %s: %q", p, scoreRE.FindString(body))
+			}
+		}
+		var own pinnedResult
+		if passer.call("GET", "/api/v1/results/"+passed.Result.ID, "", &own); own.Result.Score == nil || *own.Result.Score != 10 {
+			t.Errorf("the agent does not read the score of its own pass: %+v", own.Result)
 		}
 	})
 }

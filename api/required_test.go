@@ -13,7 +13,7 @@ func TestMissingRequiredFieldIsBadRequestNamingIt(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		a := w.agent("needs-fields")
+		a := w.agent("needs-fields").asCandidate(t)
 		a.poaw(t, false) // qualifies it to proctor, and opens nothing
 		for _, c := range []struct {
 			name, method, path, body, field string

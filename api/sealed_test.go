@@ -74,7 +74,7 @@ func TestSealedAnswersGrade(t *testing.T) {
 		}
 
 		for _, right := range []bool{true, false} {
-			a := w.agent(fmt.Sprintf("sealed-taker-%v", right))
+			a := w.agent(fmt.Sprintf("sealed-taker-%v", right)).asCandidate(t)
 			a.call("POST", ev+"/register", "", nil)
 			var st quizStart
 			if code := a.call("POST", ev+"/start", "", &st); code != 200 || len(st.Questions) != 3 {
@@ -127,7 +127,7 @@ func TestSealedToAnotherKey(t *testing.T) {
 				w := newWorldWith(t, s, func(c *api.Config) { c.SealingKey = tt.key })
 				w.resync(t, "c-sealed", sealedQuiz(t, sealedTo, 2, 0))
 				const ev = "/api/v1/evaluations/sealed-quiz-2"
-				early := right.agent("early")
+				early := right.agent("early").asCandidate(t)
 				if code := early.call("POST", ev+"/register", "", nil); code != 201 {
 					t.Fatalf("register where the answers open: %d, want 201", code)
 				}
@@ -251,7 +251,7 @@ func TestSampledQuestions(t *testing.T) {
 		const ev = "/api/v1/evaluations/sealed-quiz-6"
 		draws := map[string]bool{}
 		for i := range 12 {
-			a := w.agent(fmt.Sprintf("sampler-%d", i))
+			a := w.agent(fmt.Sprintf("sampler-%d", i)).asCandidate(t)
 			a.call("POST", ev+"/register", "", nil)
 			var st, again quizStart
 			a.call("POST", ev+"/start", "", &st)

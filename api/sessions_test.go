@@ -557,7 +557,7 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 		w := newWorldWith(t, s, nil, func(c *evaluation.Config) { c.JudgeConfigured = false })
 		student, proc := w.agent("student-1").asCandidate(t), w.proctor(t, "grader-1")
 		student.poaw(t, false)
-		q := student.benchmark(t, true)
+		q := student.benchmarkWrong(t, 1, 202) // the free answers can still decide
 		const ev = "/api/v1/evaluations/ai-safety-benchmark"
 		var detail struct {
 			Evaluation struct {
@@ -623,7 +623,7 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 			} `json:"results"`
 		}
 		if code := proc.call("POST", ev+"/proctor/submit", scores(10, 5), &g); code != 201 || len(g.Results) != 1 || !g.Results[0].Passed ||
-			*g.Results[0].Score != 95 || *g.Results[0].MaxScore != 100 {
+			*g.Results[0].Score != 85 || *g.Results[0].MaxScore != 100 {
 			t.Fatalf("grade: %d %+v", code, g)
 		}
 		if code := proc.call("POST", ev+"/proctor/submit", scores(10, 5), nil); code != 409 {
@@ -633,6 +633,45 @@ func TestProctorGradesBenchmarkWithoutJudge(t *testing.T) {
 		student.call("GET", q.PollURL, "", &job)
 		if job.Job.Status != "completed" || job.Result == nil || !job.Result.Passed {
 			t.Errorf("the job after the proctor's grade: %+v %+v", job.Job, job.Result)
+		}
+	})
+}
+
+// TestBenchmarkPassesAtOnceWhenFreeAnswersCannotChangeIt: with no judge,
+// an attempt whose multiple-choice points alone pass is not handed to a
+// proctor: it passes at once, its free answers counted as 0, and only its
+// agent sees the score.
+func TestBenchmarkPassesAtOnceWhenFreeAnswersCannotChangeIt(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorldWith(t, s, nil, func(c *evaluation.Config) { c.JudgeConfigured = false })
+		student, proc := w.agent("certain-1").asCandidate(t), w.proctor(t, "idle-grader-1")
+		student.poaw(t, false)
+		student.benchmarkWrong(t, 0, 201)
+		const ev = "/api/v1/evaluations/ai-safety-benchmark"
+		var list struct {
+			Results []struct {
+				ID       string   `json:"id"`
+				Passed   bool     `json:"passed"`
+				Score    *float64 `json:"score"`
+				MaxScore *float64 `json:"max_score"`
+			} `json:"results"`
+		}
+		student.call("GET", ev+"/results?agent_id="+student.id(t), "", &list)
+		if len(list.Results) != 1 || !list.Results[0].Passed || list.Results[0].Score == nil || *list.Results[0].Score != 80 {
+			t.Fatalf("the agent's own result: %+v", list.Results)
+		}
+		list.Results = nil
+		w.agent("reader-2").call("GET", ev+"/results?agent_id="+student.id(t), "", &list)
+		if len(list.Results) != 1 || list.Results[0].Score != nil || list.Results[0].MaxScore != nil {
+			t.Errorf("another agent reads the score of a pass_fail benchmark's pass: %+v", list.Results)
+		}
+		var pending struct {
+			Pending []any `json:"pending"`
+		}
+		proc.call("GET", ev+"/pending-proctor", "", &pending)
+		if len(pending.Pending) != 0 {
+			t.Errorf("a proctor is asked to grade a decided attempt: %+v", pending.Pending)
 		}
 	})
 }

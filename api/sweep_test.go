@@ -71,7 +71,7 @@ func TestAttemptsPastTheirDeadlineExpire(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		a, b := w.agent("late-1"), w.agent("late-2")
+		a, b := w.agent("late-1").asCandidate(t), w.agent("late-2").asCandidate(t)
 		a.poaw(t, false)
 		for _, id := range []string{"poaw", "ai-safety-benchmark", "honest-uncertainty-certification"} {
 			if code := a.call("POST", "/api/v1/evaluations/"+id+"/register", "", nil); code != 201 {

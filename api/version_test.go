@@ -131,7 +131,7 @@ func TestGradedUnderThePinnedVersion(t *testing.T) {
 			versioned(43, "vident", "simple_pass_fail", "identity_check_handler", "1.1.0", "  valid_days: 30\n"),
 		}
 		w.resync(t, "c-v1", v1...)
-		a := w.agent("pinned-1")
+		a := w.agent("pinned-1").asCandidate(t)
 		if code := a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# Pinned"}`, nil); code != 200 {
 			t.Fatalf("identity: %d", code)
 		}

@@ -61,15 +61,21 @@ func (s *Server) evaluationStats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The page is cached by the figures it shows: f itself, or, for an
+	// evaluation whose scores are not public, f without them.
+	shown, scores := f, registry.ScoresPublic(&e.SIP)
+	if !scores {
+		shown = f.WithoutScores()
+	}
 	// Who may be named is asked now, for both boards at once; the page
 	// is rendered again only when the figures or those names change.
-	names, err := s.publicNames(ctx, f.Best, f.First)
+	names, err := s.publicNames(ctx, shown.Best, shown.First)
 	if err != nil {
 		return err
 	}
-	fp := fmt.Sprintf("%p;%s", f, namesFingerprint(names))
+	fp := fmt.Sprintf("%p;%t;%s", f, scores, namesFingerprint(names))
 	return s.cachedPage(c, snap, "/evaluations/"+e.ID+"/stats", fp, func() (string, any, error) {
-		return "evaluation_stats", s.evaluationStatsPage(e, f, names), nil
+		return "evaluation_stats", s.evaluationStatsPage(e, shown, names), nil
 	})
 }
 

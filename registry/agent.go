@@ -229,6 +229,29 @@ const (
 	SeeFeedback   Aspect = "feedback"   // a proctor's or judge's feedback on its attempts: the agent's alone
 )
 
+// CanSeeScore is the visibility rule for scores, beside CanSee: whether
+// viewerID ("" for anyone) may see the score of subject's attempt at s,
+// and what is written from it (per-item grades, the goal's checks, a
+// reason that quotes the score), where it may see the attempt at all. s
+// is the SIP as the registry holds it now, so a result recorded under an
+// earlier version that revealed more shows no more than s allows. With
+// reveal score (SIP.EffectiveReveal) it may; with pass_fail or none only
+// the agent itself sees the score of its own pass, and nobody the score
+// of an attempt that did not pass. Aggregates (statistics, leaderboards)
+// are for anyone: they show scores only of an evaluation that reveals
+// them (ScoresPublic).
+func CanSeeScore(viewerID string, subject *Agent, s *SIP, passed bool) bool {
+	if ScoresPublic(s) {
+		return true
+	}
+	return passed && viewerID != "" && subject != nil && viewerID == subject.ID
+}
+
+// ScoresPublic says whether statistics of s may show scores (a
+// distribution, a median, a leaderboard by score): only when s reveals
+// them (SIP.EffectiveReveal score).
+func ScoresPublic(s *SIP) bool { return s.EffectiveReveal() == RevealScore }
+
 // CanSee is the visibility rule, the one place it is decided: an agent
 // sees everything of itself; anyone else (viewerID "" for an anonymous
 // viewer) sees an agent's results, points, transcripts and name only

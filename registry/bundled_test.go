@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/seal"
 )
 
 // TestBundledSIPsRaiseTheirVersionWhenTheyChange: a registry that synced
@@ -49,5 +52,43 @@ func TestBundledSIPsRaiseTheirVersionWhenTheyChange(t *testing.T) {
 		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestBundledBenchmarksGiveNothingToTheLongestChoice: opened with the
+// development key they are sealed to, the bundled benchmarks' answers are
+// the longest choice by far in no question, so always choosing the
+// longest choice is no strategy.
+func TestBundledBenchmarksGiveNothingToTheLongestChoice(t *testing.T) {
+	key, err := seal.ParseKey(evaluations.DevelopmentSealingKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := registry.ReadFS(os.DirFS("../evaluations"), ".", "evaluations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, d := range registry.ParseFiles(files) {
+		if d.SIP == nil || d.SIP.Config.Benchmark == nil {
+			continue
+		}
+		qs := slices.Clone(d.SIP.Config.Benchmark.Questions)
+		for i, q := range qs {
+			if q.Sealed == "" {
+				continue
+			}
+			if qs[i].Answer, err = key.Open(registry.SealBinding(d.SIP, q), q.Sealed); err != nil {
+				t.Fatalf("%s: question %s does not open with the development key: %v", d.Path, q.ID, err)
+			}
+		}
+		longest, known := registry.LongestChoiceAnswers(qs)
+		if longest > 0 {
+			t.Errorf("%s: the right choice is the longest by far in %d of %d questions, want none", d.Path, longest, known)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no bundled benchmark checked")
 	}
 }

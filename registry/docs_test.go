@@ -71,6 +71,7 @@ problem shown, and the fix clears every error.
 		"`config.max_attempts` (1 to 1000): the attempts an agent may make, counted with those of every other agent of its owner once it is claimed " +
 		"(an expired or cancelled attempt counts; one that ended `not_graded` or `infrastructure_failure`, or was given back before it started, " +
 		"does not); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
+		"`config.require_claimed` (boolean): only agents a human owner has claimed may register (the default for an evaluation that awards points for fixed answers, multiple-choice questions; `false` opts out; proctored evaluations and live class work opt out only with `allow_unclaimed`, and `require_claimed: false` there is an error); " +
 		"and `config.reveal` (`score`; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
 		"`pass_fail` it keeps no score, no per-item grades and no reason written from them; with `none` not even why. The default is " +
 		"`pass_fail` for an evaluation that awards points or has sealed answers, `score` for any other. Each closes an answer oracle: " +

@@ -280,6 +280,12 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	if cfg != nil {
 		s.Config.MaxAttempts = cfg.intIn("max_attempts", 1, 1000, 0, false)
 		s.Config.RetryAfterHours = cfg.intIn("retry_after_hours", 0, 24*365, 0, false)
+		if v := cfg.get("require_claimed"); v != nil {
+			if b, ok := d.boolean(v, top("config.require_claimed")); ok {
+				s.Config.RequireClaimed = &b
+				d.mark("config.require_claimed", v)
+			}
+		}
 		if v := cfg.get("reveal"); v != nil {
 			if r, ok := d.str(v, top("config.reveal")); ok {
 				if r != RevealScore && r != RevealPassFail && r != RevealNone {
@@ -296,13 +302,14 @@ func (d *decoder) decodeExecutable(o *object, s *SIP, doc *Document) {
 	}
 	if cfg != nil {
 		cfg.renameDeprecated()
-		cfg.unknown(append([]string{"valid_days", "max_attempts", "retry_after_hours", "reveal"}, spec.ConfigKeys...), SeverityWarning)
+		cfg.unknown(append([]string{"valid_days", "max_attempts", "retry_after_hours", "reveal", "require_claimed"}, spec.ConfigKeys...), SeverityWarning)
 	}
 	if spec.decode != nil {
 		spec.decode(d, cfg, cfgNode, &s.Config, doc.Span("config"))
 	}
 	d.publicAnswers(s, doc)
 	d.revealOracle(s, doc)
+	d.unclaimedSeats(s, doc)
 	d.firstProctors(s, doc)
 	d.longestAnswers(s, doc)
 }
@@ -323,17 +330,28 @@ func (d *decoder) firstProctors(s *SIP, doc *Document) {
 		"nobody can ever proctor %s: its proctors must hold its own pass, which only a proctor can give, and it names no proctor", s.ID)
 }
 
-// longestAnswers warns when the right choice is the longest by far (a
-// fifth longer than every other) in most of a benchmark's multiple-choice
-// questions with an answer in the clear: always choosing the longest
-// then passes. Sealed answers are checked before sealing.
+// longestAnswers warns when the right choice is the longest by far in
+// most of a benchmark's multiple-choice questions with an answer in the
+// clear (LongestChoiceAnswers): always choosing the longest then passes.
+// Sealed answers are checked before sealing.
 func (d *decoder) longestAnswers(s *SIP, doc *Document) {
 	b := s.Config.Benchmark
 	if b == nil {
 		return
 	}
-	known, longest := 0, 0
-	for _, q := range b.Questions {
+	if longest, known := LongestChoiceAnswers(b.Questions); known >= 2 && longest*2 > known {
+		d.ps.warnf("answer-longest-choice", doc.Span("config"),
+			"Reword the choices so that wrong ones are as long and as specific as the right one.",
+			"the right choice is the longest by far in %d of %d multiple-choice questions: always choosing the longest passes", longest, known)
+	}
+}
+
+// LongestChoiceAnswers counts the multiple-choice questions with an
+// answer in the clear (known) and those of them whose right choice is the
+// longest by far (a fifth longer than every other). The check warns when
+// that is most of them.
+func LongestChoiceAnswers(qs []Question) (longest, known int) {
+	for _, q := range qs {
 		if !q.MultipleChoice() || q.Answer == "" {
 			continue
 		}
@@ -348,11 +366,7 @@ func (d *decoder) longestAnswers(s *SIP, doc *Document) {
 			longest++
 		}
 	}
-	if known >= 2 && longest*2 > known {
-		d.ps.warnf("answer-longest-choice", doc.Span("config"),
-			"Reword the choices so that wrong ones are as long and as specific as the right one.",
-			"the right choice is the longest by far in %d of %d multiple-choice questions: always choosing the longest passes", longest, known)
-	}
+	return longest, known
 }
 
 // publicAnswers warns of answers in the clear in an active benchmark that

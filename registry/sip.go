@@ -94,6 +94,9 @@ type Config struct {
 	// (no score, no per-item grades, no reason that holds them) or none
 	// (not even why). Empty means the default (SIP.EffectiveReveal).
 	Reveal string `json:"reveal,omitempty"`
+	// RequireClaimed, when set, says whether only agents a human has
+	// claimed may register: nil means the default (SIP.RequiresClaimed).
+	RequireClaimed *bool `json:"require_claimed,omitempty"`
 
 	PoAW          *PoAWConfig          `json:"poaw,omitempty"`
 	Benchmark     *BenchmarkConfig     `json:"benchmark,omitempty"`
@@ -117,6 +120,41 @@ func (s *SIP) EffectiveReveal() string {
 		return RevealPassFail
 	}
 	return RevealScore
+}
+
+// RequiresClaimed says whether only agents a human owner has claimed may
+// register for s. Proctored evaluations and live class work seat only
+// claimed agents unless their SIP allows unclaimed ones
+// (allow_unclaimed): a proctor's independence is checked by comparing
+// owners. Any other evaluation follows config.require_claimed, and by
+// default requires claimed agents when it awards points for fixed answers
+// (multiple-choice questions): agents are free, so attempt limits counted
+// per agent would not bound how often an unclaimed operator guesses.
+func (s *SIP) RequiresClaimed() bool {
+	c := s.Config
+	switch {
+	case c.Collaboration != nil:
+		return !c.Collaboration.AllowUnclaimed || c.RequireClaimed != nil && *c.RequireClaimed
+	case c.Proctor != nil:
+		return !c.Proctor.AllowUnclaimed || c.RequireClaimed != nil && *c.RequireClaimed
+	case c.RequireClaimed != nil:
+		return *c.RequireClaimed
+	}
+	return s.Points > 0 && s.hasFixedAnswers()
+}
+
+// hasFixedAnswers reports whether s has questions whose answer is fixed
+// in advance (multiple choice), the same for every attempt.
+func (s *SIP) hasFixedAnswers() bool {
+	if s.Config.Benchmark == nil {
+		return false
+	}
+	for _, q := range s.Config.Benchmark.Questions {
+		if q.MultipleChoice() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *SIP) hasSealedAnswers() bool {

@@ -33,7 +33,7 @@ func TestExampleAgent(t *testing.T) {
 		"poaw":                             "passed",
 		"identity-check":                   "passed",
 		"x-verification":                   "skipped",          // until the owner claims the agent on X
-		"ai-safety-benchmark":              "awaiting_grading", // free answers, for a judge or a proctor
+		"ai-safety-benchmark":              "skipped",          // points for fixed answers: claimed agents only
 		"multi-agent-collaboration":        "skipped",          // a live class of agents and a proctor
 		"non-spamminess":                   "skipped",          // a proctor
 		"honest-uncertainty-certification": "awaiting_grading", // a judge
@@ -75,6 +75,7 @@ func TestExampleAgent(t *testing.T) {
 			claimed[id] = o
 		}
 		claimed["x-verification"] = "passed"
+		claimed["ai-safety-benchmark"] = "awaiting_grading" // free answers, for a judge or a proctor
 		checkAgentRun(t, claimed, bin, "-url", m.URL, "-key", reg.Agent.APIKey)
 	})
 	t.Run("with a judge", func(t *testing.T) {
@@ -100,7 +101,6 @@ func TestExampleAgent(t *testing.T) {
 			judged[id] = o
 		}
 		judged["honest-uncertainty-certification"] = "passed"
-		judged["ai-safety-benchmark"] = "passed|failed" // the placeholder's choices are the first ones
 		checkAgentRun(t, judged, bin, "-url", m.URL)
 	})
 }

@@ -52,6 +52,32 @@ func checkBaseURL(addr, base string) error {
 	return nil
 }
 
+// errDevClaims: --dev-claims on a server others can reach.
+var errDevClaims = errors.New("--dev-claims")
+
+// checkDevClaims refuses claims without X on anything but a development
+// server: one that listens on loopback, whose SIP_BASE_URL (if any) is a
+// loopback URL, and that runs no GitHub App. Anyone who reaches a public
+// registry could otherwise claim agents for owners of their choosing.
+func (m *Main) checkDevClaims() error {
+	if !m.DevClaims {
+		return nil
+	}
+	if !isLoopback(m.Addr) {
+		return fmt.Errorf("%w: %s is not a loopback address; claims without X are for a registry on this machine only", errDevClaims, m.Addr)
+	}
+	if m.BaseURL != "" {
+		u, err := neturl.Parse(m.BaseURL)
+		if err != nil || !isLoopback(net.JoinHostPort(u.Hostname(), "0")) {
+			return fmt.Errorf("%w: SIP_BASE_URL %q is not a loopback URL; claims without X are for a registry on this machine only", errDevClaims, m.BaseURL)
+		}
+	}
+	if m.GitHub != nil {
+		return fmt.Errorf("%w: the GitHub App is on; a registry that governs a repository claims agents through X only", errDevClaims)
+	}
+	return nil
+}
+
 // isLoopback says whether addr (host:port) listens only on this machine.
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)

@@ -50,6 +50,10 @@ API that grades certifications and free-response answers; without it,
 judging jobs wait in the database until one is configured), and
 SIP_JUDGE_OUTAGE_WINDOW (how long a job waits out a judge that is down,
 default 1h). SIP_BASE_URL is required unless the address is loopback.
+--dev-claims lets agents be claimed without X (POST /api/v1/agents/claim
+with dev_owner), for trying proctored and live work on one machine; it is
+refused unless the address is loopback, SIP_BASE_URL is unset or loopback,
+and the GitHub App is off.
 The port is bound before the database is opened.
 
 The GitHub App runs on the same port (POST /webhooks/github) when
@@ -78,6 +82,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 	db := flags.String("db", "", "database URL (default: SIP_DATABASE_URL, else the embedded SQLite file)")
 	evals := flags.String("evaluations", "", "folder of SIPs to sync at start (default: the bundled SIPs)")
 	logFormat := flags.String("log-format", "json", "log format: json or text")
+	devClaims := flags.Bool("dev-claims", false, "development: claim agents without X (POST /api/v1/agents/claim with dev_owner); loopback only")
 	rest, code, ok := parseFlags(flags, e, args)
 	if !ok {
 		return code
@@ -101,6 +106,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 		Judge:          judgeFromEnv(e),
 		CommitURL:      commitURL(e),
 		SourceBranch:   e.getenv("SIP_GITHUB_BRANCH"),
+		DevClaims:      *devClaims,
 	}
 	if v := e.getenv("SIP_JUDGE_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -164,7 +170,7 @@ func runServe(ctx context.Context, e env, args []string) int {
 			return exitData
 		case errors.Is(err, os.ErrNotExist):
 			return exitNoInput
-		case errors.Is(err, errListen), errors.Is(err, errApp), errors.Is(err, errBaseURL):
+		case errors.Is(err, errListen), errors.Is(err, errApp), errors.Is(err, errBaseURL), errors.Is(err, errDevClaims):
 			return exitConfig
 		}
 		return exitForStoreError(err)
@@ -243,6 +249,11 @@ type Main struct {
 	// LegacyVetting switches SafeMolt's vetting endpoints on until its
 	// sunset (SIP_LEGACY_VETTING_SUNSET).
 	LegacyVetting api.LegacyVetting
+	// DevClaims lets agents be claimed without X (--dev-claims), so that
+	// proctored and live attempts can be tried on one machine. Run refuses
+	// it unless the server is a development one: listening on loopback,
+	// SIP_BASE_URL unset or loopback, and the GitHub App off.
+	DevClaims bool
 
 	// URL is the address the server listens on, set once it listens.
 	URL       string
@@ -265,6 +276,9 @@ func (m *Main) Run(ctx context.Context) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if err := checkBaseURL(m.Addr, m.BaseURL); err != nil {
+		return err
+	}
+	if err := m.checkDevClaims(); err != nil {
 		return err
 	}
 	// Bind first: a taken port fails before the database is touched.
@@ -328,7 +342,11 @@ func (m *Main) Run(ctx context.Context) error {
 	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
 		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
 		Issuers: webfetch.NewIssuers(webfetch.Client{}),
-		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(webfetch.Client{}, time.Now)}
+		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(webfetch.Client{}, time.Now),
+		DevelopmentClaims: m.DevClaims}
+	if m.DevClaims {
+		log.Warn("--dev-claims: agents may be claimed without X (dev_owner); this registry is for development only")
+	}
 	if key != nil { // a nil *seal.Key is not a nil Opener
 		ec.Key = key
 	}

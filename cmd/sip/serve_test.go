@@ -85,7 +85,7 @@ func TestServeBundledSIPs(t *testing.T) {
 // one; a registry that governs a repository never falls back to it.
 func TestServeGradesTheSealedBenchmark(t *testing.T) {
 	t.Parallel()
-	m := MustRunMain(t, &Main{})
+	m := MustRunMain(t, &Main{DevClaims: true})
 	var pub struct {
 		Recipient   string `json:"recipient"`
 		Development bool   `json:"development"`
@@ -97,9 +97,11 @@ func TestServeGradesTheSealedBenchmark(t *testing.T) {
 	if code := getJSON(t, m.URL+"/api/v1/sealing-key", &pub); code != 200 || !pub.Development || pub.Recipient != dev.Recipient() {
 		t.Errorf("sealing key: %d %+v", code, pub)
 	}
-	key := passPoAW(t, m.URL, "sealed-taker")
+	// The benchmark awards points for fixed answers: claimed agents only.
+	taker := newWalker(t, m.URL, "sealed-taker", "sealer")
+	taker.poaw()
 	c := apitest.New(t, m.URL)
-	auth := http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}}
+	auth := http.Header{"Authorization": {"Bearer " + taker.key}, "Content-Type": {"application/json"}}
 	c.Do("POST", "/api/v1/evaluations/ai-safety-benchmark/register", strings.NewReader(""), auth, nil)
 	var st struct {
 		Questions []struct {

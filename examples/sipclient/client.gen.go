@@ -2048,8 +2048,11 @@ type GetMCPServer200JSONResponseBodyRemotesType string
 type ClaimAgentJSONBody struct {
 	ClaimToken string `json:"claim_token"`
 
+	// DevOwner development registries only: the owner's name, as an X handle (letters, digits, underscores)
+	DevOwner *string `json:"dev_owner,omitempty"`
+
 	// TweetUrl https://x.com/<handle>/status/<id>
-	TweetUrl string `json:"tweet_url"`
+	TweetUrl *string `json:"tweet_url,omitempty"`
 }
 
 // PatchMeJSONBody defines parameters for PatchMe.
@@ -2912,7 +2915,11 @@ type ClientInterface interface {
 	// ClaimAgentWithBody Claim an agent
 	//
 	// The human owner claims an agent with its claim token and a post on X
-	// that contains its verification code.
+	// that contains its verification code. On a development registry
+	// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+	// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+	// without X; any other registry refuses it (403
+	// `development_claims_off`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2922,7 +2929,11 @@ type ClientInterface interface {
 	// ClaimAgent Claim an agent
 	//
 	// The human owner claims an agent with its claim token and a post on X
-	// that contains its verification code.
+	// that contains its verification code. On a development registry
+	// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+	// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+	// without X; any other registry refuses it (403
+	// `development_claims_off`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3544,7 +3555,11 @@ func (c *Client) GetMCPServer(ctx context.Context, reqEditors ...RequestEditorFn
 // ClaimAgentWithBody Claim an agent
 //
 // The human owner claims an agent with its claim token and a post on X
-// that contains its verification code.
+// that contains its verification code. On a development registry
+// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+// without X; any other registry refuses it (403
+// `development_claims_off`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3564,7 +3579,11 @@ func (c *Client) ClaimAgentWithBody(ctx context.Context, contentType string, bod
 // ClaimAgent Claim an agent
 //
 // The human owner claims an agent with its claim token and a post on X
-// that contains its verification code.
+// that contains its verification code. On a development registry
+// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+// without X; any other registry refuses it (403
+// `development_claims_off`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6853,7 +6872,11 @@ type ClientWithResponsesInterface interface {
 	// ClaimAgentWithBodyWithResponse Claim an agent
 	//
 	// The human owner claims an agent with its claim token and a post on X
-	// that contains its verification code.
+	// that contains its verification code. On a development registry
+	// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+	// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+	// without X; any other registry refuses it (403
+	// `development_claims_off`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6863,7 +6886,11 @@ type ClientWithResponsesInterface interface {
 	// ClaimAgentWithResponse Claim an agent
 	//
 	// The human owner claims an agent with its claim token and a post on X
-	// that contains its verification code.
+	// that contains its verification code. On a development registry
+	// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+	// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+	// without X; any other registry refuses it (403
+	// `development_claims_off`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11517,7 +11544,11 @@ func (c *ClientWithResponses) GetMCPServerWithResponse(ctx context.Context, reqE
 // ClaimAgentWithBodyWithResponse Claim an agent
 //
 // The human owner claims an agent with its claim token and a post on X
-// that contains its verification code.
+// that contains its verification code. On a development registry
+// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+// without X; any other registry refuses it (403
+// `development_claims_off`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11533,7 +11564,11 @@ func (c *ClientWithResponses) ClaimAgentWithBodyWithResponse(ctx context.Context
 // ClaimAgentWithResponse Claim an agent
 //
 // The human owner claims an agent with its claim token and a post on X
-// that contains its verification code.
+// that contains its verification code. On a development registry
+// (`sip serve --dev-claims`, which listens on loopback only) `dev_owner`
+// instead of `tweet_url` claims it for the owner `dev:<dev_owner>`
+// without X; any other registry refuses it (403
+// `development_claims_off`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

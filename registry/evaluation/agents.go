@@ -127,6 +127,43 @@ func (s *Service) ClaimAgent(ctx context.Context, token, postURL string) (*regis
 	return claimed, err
 }
 
+// DevelopmentOwnerPrefix starts the owner of an agent claimed without X
+// (DevelopmentClaim): no X handle has a colon, so such an owner is never
+// taken for, or compared equal to, a real one.
+const DevelopmentOwnerPrefix = "dev:"
+
+var devOwnerRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
+
+// DevelopmentClaim claims the agent with the claim token for owner
+// without a post on X, recording the owner as "dev:" + owner, on a
+// development registry alone (Config.DevelopmentClaims); anywhere else it
+// is refused, before the token is looked at.
+func (s *Service) DevelopmentClaim(ctx context.Context, token, owner string) (*registry.Agent, error) {
+	if !s.devClaims {
+		return nil, forbidden("development_claims_off", "this registry claims agents through a post on X only",
+			"Send tweet_url: the https URL of a post on X that contains the agent's verification code.")
+	}
+	if token == "" || len(token) > 200 {
+		return nil, invalid("claim_token", "claim_token is required", "Use the token at the end of the claim URL.")
+	}
+	if !devOwnerRE.MatchString(owner) {
+		return nil, invalid("dev_owner", "dev_owner must be 1 to 15 letters, digits or underscores, as an X handle", "For example alice.")
+	}
+	a, err := s.ClaimToken(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	already := conflict("conflict", "the agent is already claimed", "An agent has one owner.")
+	if a.Claimed() {
+		return nil, already
+	}
+	claimed, err := s.agents.ClaimAgent(ctx, registry.HashSecret(token), DevelopmentOwnerPrefix+owner, s.now())
+	if errors.Is(err, registry.ErrConflict) {
+		return nil, already
+	}
+	return claimed, err
+}
+
 // UpdateAgent changes the agent's description, whether its results are
 // public, and its IDENTITY.md.
 func (s *Service) UpdateAgent(ctx context.Context, agentID string, u registry.AgentUpdate) (*registry.Agent, error) {

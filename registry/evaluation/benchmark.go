@@ -106,7 +106,17 @@ func (benchmarkRunner) Submit(ctx context.Context, t *Take, decode func(any) err
 	late := now.After(deadline)
 	inputs := map[string]any{"answers": digest(sub.Answers)}
 	output := []Check{{Name: "answers", Passed: true, Message: fmt.Sprintf("%d of %d questions answered, each by a known id", answered, len(cfg.Questions))}}
-	if late || !free {
+	// Without a judge a proctor grades the free answers, and is asked only
+	// when the grade can change the outcome: when the multiple-choice
+	// points alone pass (free answers only add points), the attempt passes
+	// at once, its free answers counted as 0. This is also how a benchmark
+	// whose free answers its own passes grade gets its first graders.
+	certain := free && !t.s.judgeConfigured && Passes(choice, total, cfg.PassingScore)
+	if certain {
+		output = append(output, Check{Name: "free_answers", Passed: true,
+			Message: "not graded: the multiple-choice points alone reach the passing score, and free answers only add points"})
+	}
+	if late || !free || certain {
 		g := grade{passed: Passes(choice, total, cfg.PassingScore), score: &choice, maxScore: &total, started: reg.StartedAt, deadline: deadline,
 			inputs: inputs, output: output, goal: []Check{passRule(choice, total, cfg.PassingScore)}}
 		if late {

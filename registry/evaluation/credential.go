@@ -36,7 +36,9 @@ func (s *Service) Pass(ctx context.Context, r *Result, agent *registry.Agent, li
 		Version: r.Version, ContentSHA256: r.ContentSHA256, PassedAt: r.CompletedAt, ExpiresAt: r.ExpiresAt,
 		Criteria: criteria(def),
 	}
-	if r.Score != nil && r.MaxScore != nil && *r.MaxScore > 0 {
+	// A credential is read by anyone it is shown to: it carries a score
+	// only of an evaluation whose scores are public.
+	if r.Score != nil && r.MaxScore != nil && *r.MaxScore > 0 && registry.ScoresPublic(&def.SIP) {
 		pct, hundred := *r.Score / *r.MaxScore * 100, 100.0
 		p.Score, p.MaxScore = &pct, &hundred
 		if ps, ok := passingScore(def); ok {

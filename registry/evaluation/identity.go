@@ -3,6 +3,8 @@ package evaluation
 import (
 	"context"
 	"strings"
+
+	"github.com/sipregistry/sip/registry"
 )
 
 // identityRunner passes an agent that has uploaded a non-empty IDENTITY.md.
@@ -15,8 +17,8 @@ func (identityRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 }
 
 func (identityRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (*Submitted, error) {
-	return checkAgent(ctx, t, decode, "identity", func(md string, _ bool) (bool, string) {
-		if strings.TrimSpace(md) == "" {
+	return checkAgent(ctx, t, decode, "identity", func(a *registry.Agent) (bool, string) {
+		if strings.TrimSpace(a.IdentityMD) == "" {
 			return false, "IDENTITY.md is empty or missing"
 		}
 		return true, "IDENTITY.md is uploaded"
@@ -25,7 +27,7 @@ func (identityRunner) Submit(ctx context.Context, t *Take, decode func(any) erro
 
 // checkAgent grades an attempt by a check of the caller's record as it is
 // now (the route knows only its id).
-func checkAgent(ctx context.Context, t *Take, decode func(any) error, name string, check func(identityMD string, claimed bool) (bool, string)) (*Submitted, error) {
+func checkAgent(ctx context.Context, t *Take, decode func(any) error, name string, check func(a *registry.Agent) (bool, string)) (*Submitted, error) {
 	if err := t.open(ctx); err != nil {
 		return nil, submitRefusal(t.Entry, err)
 	}
@@ -36,7 +38,7 @@ func checkAgent(ctx context.Context, t *Take, decode func(any) error, name strin
 	if err != nil {
 		return nil, err
 	}
-	passed, msg := check(a.IdentityMD, a.Claimed())
+	passed, msg := check(a)
 	g := grade{passed: passed, goal: []Check{{Name: name, Passed: passed, Message: msg}}}
 	if !passed {
 		g.reason = msg

@@ -15,7 +15,8 @@ import (
 //   - this server runs its handler;
 //   - a benchmark's sealed answers open with this registry's sealing key
 //     (else no attempt could be graded here);
-//   - live class work that seats only claimed agents: the agent is claimed;
+//   - an evaluation that takes only claimed agents
+//     (registry.SIP.RequiresClaimed): the agent is claimed;
 //   - every prerequisite is met: a valid pass of each evaluation, a
 //     recorded credential that verifies now of each credential
 //     prerequisite;
@@ -75,12 +76,12 @@ func (s *Service) mayRegister(ctx context.Context, c *candidate, e *registry.Ent
 	if r := s.takesRegistrations(e); r != nil {
 		return r
 	}
-	if claimRequired(e.Config) {
+	if e.RequiresClaimed() {
 		a, err := c.read(ctx)
 		if err != nil {
 			return err
 		}
-		if err := mustBeClaimed(e.ID, e.Config, a); err != nil {
+		if err := mustBeClaimed(&e.SIP, a); err != nil {
 			return err
 		}
 	}
@@ -140,26 +141,26 @@ func (s *Service) takesRegistrations(e *registry.Entry) *Refusal {
 // for anyone, as Register would refuse.
 func (s *Service) Unavailable(e *registry.Entry) *Refusal { return s.takesRegistrations(e) }
 
-// claimRequired reports whether an evaluation seats only agents claimed
-// by a human owner: live class work, unless its config allows unclaimed
-// agents.
-func claimRequired(c registry.Config) bool {
-	return c.Collaboration != nil && !c.Collaboration.AllowUnclaimed || c.Proctor != nil && !c.Proctor.AllowUnclaimed
-}
-
-// mustBeClaimed refuses an unclaimed agent an evaluation that seats only
-// claimed ones: live class work and proctored evaluations, unless their
-// SIP sets config.allow_unclaimed. A proctor's independence is checked by
-// comparing owners, and an unclaimed agent has none.
-func mustBeClaimed(id string, c registry.Config, a *registry.Agent) error {
-	if !claimRequired(c) || a.Claimed() {
+// mustBeClaimed refuses an unclaimed agent an evaluation that takes only
+// claimed ones (registry.SIP.RequiresClaimed): live class work and
+// proctored evaluations, unless their SIP sets config.allow_unclaimed,
+// because a proctor's independence is checked by comparing owners; and
+// evaluations that award points for fixed answers, unless their SIP sets
+// config.require_claimed: false, because attempt limits counted per owner
+// bound nothing for agents that have none.
+func mustBeClaimed(s *registry.SIP, a *registry.Agent) error {
+	if !s.RequiresClaimed() || a.Claimed() {
 		return nil
 	}
-	if c.Proctor != nil {
-		return forbidden("claim_required", id+" takes only candidates claimed by a human owner, so that a proctor of the same owner never grades them",
+	switch {
+	case s.Config.Proctor != nil:
+		return forbidden("claim_required", s.ID+" takes only candidates claimed by a human owner, so that a proctor of the same owner never grades them",
+			"Have your owner claim you (X verification) first.")
+	case s.Config.Collaboration != nil:
+		return forbidden("claim_required", s.ID+" seats only agents claimed by a human owner, one agent per owner in a session",
 			"Have your owner claim you (X verification) first.")
 	}
-	return forbidden("claim_required", id+" seats only agents claimed by a human owner, one agent per owner in a session",
+	return forbidden("claim_required", s.ID+" awards points for fixed answers and takes only agents claimed by a human owner, whose attempts count together",
 		"Have your owner claim you (X verification) first.")
 }
 

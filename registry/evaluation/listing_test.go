@@ -75,6 +75,13 @@ func listingWorld(t *testing.T, st store, now time.Time) *evaluation.Service {
 			"config:\n  min_participants: 2\n  max_participants: 4\n  duration_minutes: 30\n  problem: Agree.\n  allow_unclaimed: true\n", ""),
 		// Sealed to another registry's key: this one cannot grade it.
 		siptest.SealedBenchmark(27, "sealed-elsewhere"),
+		// Points for fixed answers take claimed agents unless the SIP opts
+		// out; a practice benchmark (no points) takes anyone; any SIP may
+		// opt in.
+		sip(28, "mc-points", "complex_benchmark", "active", "benchmark_handler", mcConfig(""), ""),
+		sip(29, "mc-opt-out", "complex_benchmark", "active", "benchmark_handler", mcConfig("  require_claimed: false\n"), ""),
+		siptest.Set(sip(30, "mc-practice", "complex_benchmark", "active", "benchmark_handler", mcConfig(""), ""), "points: ", "points: 0"),
+		sip(31, "opt-in", "simple_pass_fail", "active", "identity_check_handler", "config:\n  require_claimed: true\n", ""),
 	)
 	if _, err := registry.Sync(t.Context(), st, registry.Source{Files: files, Name: "test"}, now); err != nil {
 		t.Fatal(err)
@@ -85,6 +92,12 @@ func listingWorld(t *testing.T, st store, now time.Time) *evaluation.Service {
 	}
 	return evaluation.New(evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st,
 		Now: func() time.Time { return now }, Key: key, Credentials: checker{}})
+}
+
+// mcConfig is a benchmark's config of one multiple-choice question, its
+// answer in the clear, with extra config lines.
+func mcConfig(extra string) string {
+	return "config:\n" + extra + "  passing_score: 100\n  questions:\n    - id: q1\n      prompt: Which?\n      choices: [one, two]\n      answer: one\n      points: 1\n"
 }
 
 // agentKind makes one kind of agent the table covers.
@@ -226,6 +239,13 @@ func TestListingAgreesWithRegister(t *testing.T) {
 		{"open-registration", "identity-check"}:                "open",
 		{"unclaimed-passed-poaw", "multi-agent-collaboration"}: "claim_required",
 		{"passed-poaw", "ai-safety-benchmark"}:                 "",
+		{"unclaimed-passed-poaw", "ai-safety-benchmark"}:       "claim_required",
+		{"new", "mc-points"}:                                   "claim_required",
+		{"claimed", "mc-points"}:                               "",
+		{"new", "mc-opt-out"}:                                  "",
+		{"new", "mc-practice"}:                                 "",
+		{"new", "opt-in"}:                                      "claim_required",
+		{"claimed", "opt-in"}:                                  "",
 		{"new", "sealed-elsewhere"}:                            "evaluation_unavailable",
 		{"passed-poaw", "sealed-elsewhere"}:                    "evaluation_unavailable",
 	}

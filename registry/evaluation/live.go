@@ -28,12 +28,12 @@ func (liveRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if cfg == nil {
 		return nil, conflict("conflict", t.Entry.ID+" has no collaboration config", "Report this SIP to its maintainers.")
 	}
-	if claimRequired(t.Def.Config) {
+	if t.Def.RequiresClaimed() {
 		me, err := t.s.agents.AgentByID(ctx, t.AgentID)
 		if err != nil {
 			return nil, err
 		}
-		if err := mustBeClaimed(t.Entry.ID, t.Def.Config, me); err != nil {
+		if err := mustBeClaimed(&t.Def.SIP, me); err != nil {
 			return nil, err
 		}
 	}

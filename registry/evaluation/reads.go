@@ -104,7 +104,94 @@ func (s *Service) VisibleResult(ctx context.Context, viewerID, id string) (*Resu
 		shown.Details = withoutFeedback(r.Details)
 		r = &shown
 	}
+	sips := sipsNow{s: s}
+	if r, err = sips.shown(ctx, viewerID, r, a); err != nil {
+		return nil, nil, err
+	}
 	return r, a, nil
+}
+
+// sipsNow reads the SIPs of the results one read shows, once each, as the
+// registry holds them now.
+type sipsNow struct {
+	s *Service
+	m map[string]*registry.SIP
+}
+
+func (n *sipsNow) sip(ctx context.Context, id string) (*registry.SIP, error) {
+	if s, ok := n.m[id]; ok {
+		return s, nil
+	}
+	// The current version is the newest row: a sync adds one whenever
+	// the content changes, and never changes or deletes one.
+	versions, err := n.s.defs.store.Versions(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) || err == nil && len(versions) == 0 {
+		// A result of an evaluation the registry does not hold (imported
+		// from another registry): nothing says its scores are public.
+		hidden := &registry.SIP{ID: id, Config: registry.Config{Reveal: registry.RevealPassFail}}
+		if n.m == nil {
+			n.m = map[string]*registry.SIP{}
+		}
+		n.m[id] = hidden
+		return hidden, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	def, err := n.s.defs.pinned(ctx, id, versions[len(versions)-1].ID, nil)
+	if err != nil {
+		return nil, err
+	}
+	if n.m == nil {
+		n.m = map[string]*registry.SIP{}
+	}
+	n.m[id] = &def.SIP
+	return &def.SIP, nil
+}
+
+// shown is r as viewerID may see its score (registry.CanSeeScore, for the
+// SIP as it is now): where it may not, a copy without the score, the
+// maximum, the per-item grades and feedback, the goal's checks, and a
+// reason written from the score, as conceal records an attempt that did
+// not pass. a is the result's agent.
+func (n *sipsNow) shown(ctx context.Context, viewerID string, r *Result, a *registry.Agent) (*Result, error) {
+	sip, err := n.sip(ctx, r.EvaluationID)
+	if err != nil {
+		return nil, err
+	}
+	if registry.CanSeeScore(viewerID, a, sip, r.Passed) {
+		return r, nil
+	}
+	out := *r
+	out.Score, out.MaxScore = nil, nil
+	out.Details = map[string]any{}
+	for _, k := range []string{"session_id", "proctor_agent_id"} {
+		if v, ok := r.Details[k]; ok {
+			out.Details[k] = v
+		}
+	}
+	if reason, ok := r.Details["reason"]; ok {
+		switch {
+		case sip.EffectiveReveal() == registry.RevealNone:
+			out.Details["reason"] = "did not pass"
+		case r.Outcome == OutcomeFailed && r.Score != nil:
+			out.Details["reason"] = "below the passing score"
+		default:
+			out.Details["reason"] = reason
+		}
+	}
+	out.Trace.Gates = make([]Gate, len(r.Trace.Gates))
+	for i, g := range r.Trace.Gates {
+		if g.Gate == 4 || g.Gate == 3 && sip.EffectiveReveal() == registry.RevealNone {
+			// A gate's detail is its first failed check's message.
+			g.Checks = nil
+			if !g.Passed {
+				g.Detail = ""
+			}
+		}
+		out.Trace.Gates[i] = g
+	}
+	return &out, nil
 }
 
 // FeedbackDetails are the keys of a result's details that are feedback on
@@ -127,7 +214,23 @@ func withoutFeedback(details map[string]any) map[string]any {
 // Results lists results as f.Viewer may see them (the store applies
 // CanSee in SQL), a page at a time.
 func (s *Service) Results(ctx context.Context, f ResultFilter) ([]*Result, string, error) {
-	return s.regs.Results(ctx, f)
+	rs, next, err := s.regs.Results(ctx, f)
+	if err != nil {
+		return nil, "", err
+	}
+	sips := sipsNow{s: s}
+	for i, r := range rs {
+		// Only the viewer's own results can show a score it may see and
+		// others may not: the agent is needed to tell which.
+		var a *registry.Agent
+		if f.Viewer != "" && r.AgentID == f.Viewer {
+			a = &registry.Agent{ID: r.AgentID}
+		}
+		if rs[i], err = sips.shown(ctx, f.Viewer, r, a); err != nil {
+			return nil, "", err
+		}
+	}
+	return rs, next, nil
 }
 
 // PassCounts counts the visible passes of each evaluation.

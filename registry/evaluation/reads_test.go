@@ -173,7 +173,10 @@ func TestFeedbackIsTheAgentsAlone(t *testing.T) {
 	st := sqlitetest.Open(t)
 	svc := listingWorld(t, st, listingT0)
 	ada, other := newAgent(t, svc, "judged-one"), newAgent(t, svc, "curious-one")
-	e, err := st.Entry(t.Context(), "identity-check")
+	// An evaluation that reveals scores (no points): feedback on a failed
+	// attempt is kept for its agent; one that reveals pass or fail keeps
+	// none, for anyone (TestAnonymousReadsOfAPassFailResult in api).
+	e, err := st.Entry(t.Context(), "mc-practice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +187,7 @@ func TestFeedbackIsTheAgentsAlone(t *testing.T) {
 	details := map[string]any{"reason": "did not pass", "session_id": "ses_1", "judge_model": "m", "judge_raw": "raw output",
 		"summary": "the judge's summary", "scores": []any{map[string]any{"prompt_id": "p1", "score": 3, "feedback": "too sure"}},
 		"proctor_feedback": "quoted messages"}
-	res := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: ada.ID, EvaluationID: "identity-check",
+	res := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: ada.ID, EvaluationID: "mc-practice",
 		VersionID: reg.VersionID, Version: reg.Version, Outcome: evaluation.OutcomeFailed, CompletedAt: listingT0, Details: details}
 	if _, err := st.RecordResult(t.Context(), res, 0); err != nil {
 		t.Fatal(err)

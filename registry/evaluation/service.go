@@ -46,6 +46,11 @@ type Config struct {
 	// prerequisite (signature, validity, status); without it credential
 	// prerequisites cannot be met.
 	Credentials CredentialChecker
+	// DevelopmentClaims lets agents be claimed without a post on X
+	// (DevelopmentClaim), for a registry on a developer's machine: sip
+	// serve sets it only with --dev-claims, which it refuses beyond
+	// loopback, with a public SIP_BASE_URL, or with the GitHub App.
+	DevelopmentClaims bool
 }
 
 // Service is the runtime of evaluations: the operations agents and
@@ -68,6 +73,7 @@ type Service struct {
 	opener          Opener
 	keys            answerKeys
 	credentials     CredentialChecker
+	devClaims       bool
 }
 
 // New builds a service.
@@ -81,7 +87,7 @@ func New(cfg Config) *Service {
 		s.now = time.Now
 	}
 	s.opener, s.credentials, s.posts, s.issuers = cfg.Key, cfg.Credentials, cfg.Posts, cfg.Issuers
-	s.recordKey = cfg.RecordKey
+	s.recordKey, s.devClaims = cfg.RecordKey, cfg.DevelopmentClaims
 	if len(s.recordKey) == 0 {
 		s.recordKey = make([]byte, 32)
 		rand.Read(s.recordKey)
@@ -243,12 +249,12 @@ func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) 
 	}
 	// An unclaimed agent is told what it lacks before that it has no
 	// registration (Register refuses it for the same reason).
-	if claimRequired(e.Config) {
+	if e.RequiresClaimed() {
 		me, err := s.agents.AgentByID(ctx, agentID)
 		if err != nil {
 			return nil, err
 		}
-		if err := mustBeClaimed(e.ID, e.Config, me); err != nil {
+		if err := mustBeClaimed(&e.SIP, me); err != nil {
 			return nil, err
 		}
 	}

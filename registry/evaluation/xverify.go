@@ -1,6 +1,11 @@
 package evaluation
 
-import "context"
+import (
+	"context"
+	"strings"
+
+	"github.com/sipregistry/sip/registry"
+)
 
 // xVerificationRunner passes an agent a human owner has claimed through
 // a post on X.
@@ -14,9 +19,12 @@ func (xVerificationRunner) Start(ctx context.Context, t *Take) (*Started, error)
 }
 
 func (xVerificationRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (*Submitted, error) {
-	return checkAgent(ctx, t, decode, "claimed", func(_ string, claimed bool) (bool, string) {
-		if !claimed {
+	return checkAgent(ctx, t, decode, "claimed", func(a *registry.Agent) (bool, string) {
+		switch {
+		case !a.Claimed():
 			return false, "the agent has not been claimed by an owner on X"
+		case strings.HasPrefix(a.Owner, DevelopmentOwnerPrefix):
+			return false, "the agent was claimed on a development registry, without a post on X"
 		}
 		return true, "claimed by an owner on X"
 	})

@@ -261,3 +261,18 @@ func monthStart(t time.Time) time.Time {
 	t = t.UTC()
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 }
+
+// WithoutScores is a copy of e with nothing drawn from scores: no
+// distribution, no median, no leaderboard by score. Pages show it for an
+// evaluation whose scores are not public (registry.ScoresPublic): its
+// attempts' scores, passed or not, are an oracle of its answer key.
+func (e *Evaluation) WithoutScores() *Evaluation {
+	out := *e
+	out.Scores, out.Scored, out.Best = [Bins]int{}, 0, nil
+	out.Versions = make([]VersionStats, len(e.Versions))
+	for i, v := range e.Versions {
+		v.MedianScore, v.Scored = 0, 0
+		out.Versions[i] = v
+	}
+	return &out
+}
