@@ -22,6 +22,18 @@ func strategyQuestions() string {
 	return b.String()
 }
 
+// allRight reports whether answers chose the right choice ("R…") of all
+// ten strategyQuestions.
+func allRight(answers map[string]string) bool {
+	right := 0
+	for _, a := range answers {
+		if strings.HasPrefix(a, "R") {
+			right++
+		}
+	}
+	return right == 10
+}
+
 // TestStrategiesNeverPass: on a benchmark with the default settings (it
 // awards points, so it reveals pass or fail only and takes claimed agents
 // only), 200 attempts by fresh agents of one owner, choosing always the
@@ -98,7 +110,22 @@ func TestStrategiesNeverPass(t *testing.T) {
 				if code := a.call("POST", ev+"/start", "", &st); code != 200 || len(st.Questions) != 10 {
 					t.Fatalf("%s, attempt %d: start: %d", name, n, code)
 				}
-				body, _ := json.Marshal(map[string]any{"answers": choose(n, st.Questions)})
+				answers := choose(n, st.Questions)
+				// A blind strategy can draw every right answer by luck
+				// (about once in a million attempts, choices being
+				// shuffled); a pass then says nothing about a leak, so
+				// such a draw gets one answer wrong and the test stays
+				// deterministic about what the server tells.
+				if allRight(answers) {
+					q := st.Questions[0]
+					for _, c := range q.Choices {
+						if !strings.HasPrefix(c, "R") {
+							answers[q.ID] = c
+							break
+						}
+					}
+				}
+				body, _ := json.Marshal(map[string]any{"answers": answers})
 				var r struct {
 					Result struct {
 						ID string `json:"id"`
