@@ -61,7 +61,7 @@ func newAgentClient(t *testing.T, s registry.Store) *agentClient {
 	t.Cleanup(oe.Close)
 	logs := &strings.Builder{}
 	var mu sync.Mutex
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, BaseURL: "https://sip.example", Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, nil))}, runtimeStores{Agents: s.(registry.AgentStore)}, withOEmbed(oe.URL+"/oembed"))))
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), BaseURL: "https://sip.example", Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, nil))}, runtimeStores{Agents: s.(registry.AgentStore)}, withOEmbed(oe.URL+"/oembed"))))
 	t.Cleanup(srv.Close)
 	return &agentClient{Client: apitest.New(t, srv.URL), oembed: fake, logs: logs}
 }
@@ -332,7 +332,7 @@ func TestRegistrationIsRateLimited(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, PublicRate: 3, Now: clk.Now,
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), PublicRate: 3, Now: clk.Now,
 		Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore)})))
 	defer srv.Close()
 	c := apitest.New(t, srv.URL)

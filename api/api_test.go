@@ -48,7 +48,7 @@ type client struct {
 
 func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
-	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
+	cfg := api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	var st runtimeStores
 	if full, ok := s.(registrytest.FullStore); ok {
 		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(evaluation.JobStore)}
@@ -140,7 +140,7 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 	}
 	// The partner registries of the tests serve on loopback.
 	client := webfetch.Client{Allow: func(ip netip.Addr) bool { return ip.IsLoopback() }}
-	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client), Registrations: st.Evaluations,
+	ec := evaluation.Config{Versions: cfg.Catalog, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client), Registrations: st.Evaluations,
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: client}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: client}, TTL: time.Minute, Now: now}}}
 	// A nil store in an interface is not a nil interface.

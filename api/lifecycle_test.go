@@ -98,7 +98,7 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 	mode := &judgeMode{mode: "good"}
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
-	cfg := api.Config{Store: s, Stats: s.(stats.Source), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
+	cfg := api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), clk.Now), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
 		SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if configure != nil {
 		configure(&cfg)

@@ -94,7 +94,7 @@ func BenchmarkListEvaluations(b *testing.B) {
 				if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 					b.Fatal(err)
 				}
-				h = api.NewServer(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)})
+				h = api.NewServer(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)})
 			}
 			srv := httptest.NewServer(h)
 			defer srv.Close()
@@ -128,7 +128,7 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore)})))
+			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore)})))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: agents, MaxIdleConnsPerHost: agents}
 			defer tr.CloseIdleConnections()

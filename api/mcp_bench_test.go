@@ -32,7 +32,7 @@ func mcpBenchServer(b *testing.B) (*httptest.Server, string) {
 	if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	cfg := withRuntime(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), SealingKey: bundledKey(b), SealingKeyIsDevelopment: true},
+	cfg := withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler), SealingKey: bundledKey(b), SealingKeyIsDevelopment: true},
 		runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})
 	srv := httptest.NewServer(api.NewServer(cfg))
 	b.Cleanup(srv.Close)

@@ -37,7 +37,7 @@ var echoParam = regexp.MustCompile(`:([a-z]+)`)
 func TestEveryRouteDocumented(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
-	srv := api.NewServer(withRuntime(api.Config{Store: s, Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler),
+	srv := api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), nil), Logger: slog.New(slog.DiscardHandler),
 		Webhook: func(echo.Context) error { return nil }, LegacyVetting: api.LegacyVetting{Sunset: time.Now().AddDate(1, 0, 0)}}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}))
 	served := map[string]bool{}
 	for _, r := range srv.Routes() {

@@ -134,7 +134,7 @@ func TestUnavailableAndInternal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var logs strings.Builder
-			srv := httptest.NewServer(api.NewServer(api.Config{Store: tt.store, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+			srv := httptest.NewServer(api.NewServer(api.Config{Catalog: registry.NewCatalog(tt.store), Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 			defer srv.Close()
 			c := &client{Client: apitest.New(t, srv.URL), srv: srv}
 			var e errorResponse

@@ -144,7 +144,8 @@ func webServer(t *testing.T, s registry.Store) string {
 		5, webT0.Add(5*time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: func() time.Time { return webT0.Add(72 * time.Hour) }, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+	now := func() time.Time { return webT0.Add(72 * time.Hour) }
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), now), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: now, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -25,7 +25,9 @@ import (
 	"github.com/sipregistry/sip/registry/credential/webfetch"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/ratelimit"
 	"github.com/sipregistry/sip/registry/seal"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 const serveAbout = `
@@ -312,7 +314,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ec.Key = key
 	}
 	svc := evaluation.New(ec)
-	cfg := api.Config{Store: st, Stats: st, Service: svc,
+	cfg := api.Config{Catalog: registry.NewCatalog(st), Stats: stats.NewService(st, time.Now), Service: svc,
 		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, SourceBranch: m.SourceBranch, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer, LegacyVetting: m.LegacyVetting}
 	if app != nil {
@@ -320,8 +322,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// Rate limits live where every replica sees them: in PostgreSQL. A
 	// SQLite database has one server, which keeps them in memory.
-	if shared, ok := st.(api.HitCounter); ok {
-		cfg.Limiter = api.NewSharedLimiter(shared, time.Now)
+	if shared, ok := st.(ratelimit.Counter); ok {
+		cfg.Limiter = ratelimit.NewShared(shared, time.Now)
 	}
 	srv := api.NewServer(cfg)
 	if app != nil {
