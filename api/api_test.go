@@ -122,7 +122,7 @@ func (l evaluationList) ids() string {
 // built over; without Agents it has none and serves the registry only.
 type runtimeStores struct {
 	Agents      registry.AgentStore
-	Evaluations evaluation.Store
+	Evaluations registrytest.FullStore
 	Jobs        evaluation.JobStore
 	Sessions    evaluation.SessionStore
 }
@@ -140,9 +140,13 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 	}
 	// The partner registries of the tests serve on loopback.
 	client := webfetch.Client{Allow: func(ip netip.Addr) bool { return ip.IsLoopback() }}
-	ec := evaluation.Config{Versions: cfg.Catalog, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client), Registrations: st.Evaluations,
+	ec := evaluation.Config{Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client),
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: client}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: client}, TTL: time.Minute, Now: now}}}
+	if st.Evaluations != nil {
+		ec.Versions, ec.Attempts, ec.Challenges, ec.Results, ec.Revocations, ec.Presented = st.Evaluations, st.Evaluations, st.Evaluations,
+			st.Evaluations, st.Evaluations, st.Evaluations
+	}
 	// A nil store in an interface is not a nil interface.
 	if st.Jobs != nil {
 		ec.Jobs = st.Jobs

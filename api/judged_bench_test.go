@@ -13,6 +13,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/registrytest"
 )
 
 // slowJudge answers like a judge that thinks for delay per call.
@@ -42,7 +43,8 @@ func BenchmarkCertificationJobs(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: []registry.File{cert}, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			svc := evaluation.New(evaluation.Config{Versions: s, Agents: s.(registry.AgentStore), Registrations: s.(evaluation.Store),
+			full := s.(registrytest.FullStore)
+			svc := evaluation.New(evaluation.Config{Versions: full, Agents: full, Attempts: full, Challenges: full, Results: full, Revocations: full, Presented: full,
 				Jobs: s.(evaluation.JobStore), JudgeConfigured: true})
 			round := 0
 			for b.Loop() {

@@ -18,6 +18,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/stats"
 )
@@ -103,7 +104,7 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 	if configure != nil {
 		configure(&cfg)
 	}
-	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store),
+	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore),
 		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
@@ -22,12 +23,20 @@ import (
 type store interface {
 	registry.Store
 	registry.AgentStore
-	evaluation.Store
+	evaluation.VersionStore
+	evaluation.AttemptStore
+	evaluation.ChallengeStore
+	evaluation.ResultStore
+	evaluation.RevocationStore
+	evaluation.PresentedStore
 	evaluation.JobStore
 	inbox.Store
 	evaluation.SessionStore
 	registry.SecretStore
 	stats.Source
+	// ResultsSince lists every result completed at or after since,
+	// oldest first (sip traces export).
+	ResultsSince(ctx context.Context, since time.Time) ([]*evaluation.Result, error)
 	Migrate(ctx context.Context) error
 }
 

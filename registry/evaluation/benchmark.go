@@ -141,7 +141,7 @@ func (s *Service) queue(ctx context.Context, t *Take, job *Job, submission, part
 		}
 		return nil, err
 	}
-	if _, err := s.regs.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress}, RegAwaitingGrading, s.now()); err != nil {
+	if _, err := s.attempts.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress}, RegAwaitingGrading, s.now()); err != nil {
 		return nil, err
 	}
 	return &Submitted{Job: queued}, nil

@@ -77,7 +77,7 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 	if sess.ProctorID != proctor.ID {
 		return nil, forbidden("not_the_proctor", "only the proctor who claimed this attempt can grade it", "Grade the attempts you claimed.")
 	}
-	reg, err := s.regs.Registration(ctx, req.RegistrationID)
+	reg, err := s.attempts.Registration(ctx, req.RegistrationID)
 	if err != nil {
 		return nil, err
 	}

@@ -168,7 +168,7 @@ func mustBeClaimed(id string, c registry.Config, a *registry.Agent) error {
 // the rule Register applies.
 func (s *Service) Eligibilities(ctx context.Context, agentID string, entries []*registry.Entry) ([]Eligibility, error) {
 	open := map[string]*Registration{}
-	regs, err := s.regs.OpenRegistrations(ctx, agentID)
+	regs, err := s.attempts.OpenRegistrations(ctx, agentID)
 	if err != nil {
 		return nil, err
 	}

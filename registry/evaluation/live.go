@@ -74,7 +74,7 @@ func (liveRunner) cancel(ctx context.Context, t *Take) error {
 		return err
 	}
 	// Out of its session, the registration has started nothing.
-	moved, err := t.s.regs.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress, RegRegistered}, RegRegistered, t.s.now())
+	moved, err := t.s.attempts.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress, RegRegistered}, RegRegistered, t.s.now())
 	if err == nil {
 		t.Reg = moved
 	}
@@ -174,7 +174,7 @@ func (s *Service) sessionDefinition(ctx context.Context, e *registry.Entry, sess
 	}
 	for _, p := range ps {
 		if p.RegistrationID != "" {
-			reg, err := s.regs.Registration(ctx, p.RegistrationID)
+			reg, err := s.attempts.Registration(ctx, p.RegistrationID)
 			if err != nil {
 				return nil, err
 			}

@@ -141,7 +141,7 @@ func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proc
 	if req.RegistrationID == "" || req.SessionID != "" {
 		return nil, nil, nil, invalid("registration_id", "a proctored attempt is claimed by registration_id", "Send {\"registration_id\": …} from pending-proctor.")
 	}
-	reg, err := s.regs.Registration(ctx, req.RegistrationID)
+	reg, err := s.attempts.Registration(ctx, req.RegistrationID)
 	if errors.Is(err, registry.ErrNotFound) || err == nil && reg.EvaluationID != e.ID {
 		return nil, nil, nil, notFound("no such registration", "Pick one from pending-proctor.")
 	}
@@ -245,7 +245,7 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 		if p.RegistrationID == "" {
 			continue // the proctor
 		}
-		reg, err := s.regs.Registration(ctx, p.RegistrationID)
+		reg, err := s.attempts.Registration(ctx, p.RegistrationID)
 		if err != nil {
 			return nil, err
 		}

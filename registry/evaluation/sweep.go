@@ -32,7 +32,7 @@ type Swept struct {
 func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 	var out Swept
 	now := s.now()
-	regs, err := s.regs.OverdueRegistrations(ctx, now, sweepBatch)
+	regs, err := s.attempts.OverdueRegistrations(ctx, now, sweepBatch)
 	if err != nil {
 		return out, err
 	}
@@ -88,7 +88,7 @@ func (s *Service) expire(ctx context.Context, reg *Registration, now time.Time) 
 				Message: fmt.Sprintf("no proctor claimed the attempt by its deadline, %s after the start", waited)}}}
 	}
 	res, points := s.newResult(def, reg, g, now)
-	_, err = s.regs.RecordResult(ctx, res, points)
+	_, err = s.attempts.RecordResult(ctx, res, points)
 	if errors.Is(err, registry.ErrConflict) {
 		return false, nil // submitted, cancelled or swept elsewhere first
 	}
@@ -112,7 +112,7 @@ func (s *Service) endUngraded(ctx context.Context, sess *Session, now time.Time)
 		if p.RegistrationID == "" {
 			continue // the proctor
 		}
-		reg, err := s.regs.Registration(ctx, p.RegistrationID)
+		reg, err := s.attempts.Registration(ctx, p.RegistrationID)
 		if err != nil {
 			return false, err
 		}

@@ -291,7 +291,7 @@ func (w *Worker) fail(ctx context.Context, job *Job, reason string) error {
 
 // pinnedJob reads a job's registration and the definition it pinned.
 func (s *Service) pinnedJob(ctx context.Context, job *Job) (*Registration, *Definition, error) {
-	reg, err := s.regs.Registration(ctx, job.RegistrationID)
+	reg, err := s.attempts.Registration(ctx, job.RegistrationID)
 	if err != nil {
 		return nil, nil, err
 	}
