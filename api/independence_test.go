@@ -160,10 +160,12 @@ func TestUnclaimedProctoredAttemptEnds(t *testing.T) {
 			a  *testAgent
 			st *liveStart
 		}{{lonely, &st}, {claimed, &other}} {
-			c.a.call("POST", ev+"/register", "", nil)
-			if code := c.a.call("POST", ev+"/start", "", c.st); code != 200 || c.st.Status != "awaiting_proctor" {
-				t.Fatalf("start: %d %+v", code, c.st)
-			}
+			t.Run(c.a.name, func(t *testing.T) {
+				c.a.call("POST", ev+"/register", "", nil)
+				if code := c.a.call("POST", ev+"/start", "", c.st); code != 200 || c.st.Status != "awaiting_proctor" {
+					t.Fatalf("start: got %d %+v, want 200 awaiting_proctor", code, c.st)
+				}
+			})
 		}
 		if code := proc.call("POST", ev+"/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, other.RegistrationID), nil); code != 201 {
 			t.Fatalf("claim: %d", code)

@@ -358,10 +358,12 @@ func TestPoAWRules(t *testing.T) {
 			{"/api/v1/evaluations/poaw/start", ""},
 			{"/api/v1/evaluations/poaw/submit", `{"challenge_id":"` + first.Challenge.ID + `","hash":"x"}`},
 		} {
-			var e errorResponse
-			if code := b.call("POST", tt.path, tt.body, &e); code != 409 || e.ErrorDetail.Code != "not_registered" {
-				t.Errorf("%s without a registration: %d %+v, want 409 not_registered", tt.path, code, e)
-			}
+			t.Run(tt.path, func(t *testing.T) {
+				var e errorResponse
+				if code := b.call("POST", tt.path, tt.body, &e); code != 409 || e.ErrorDetail.Code != "not_registered" {
+					t.Errorf("without a registration: got %d %+v, want 409 not_registered", code, e)
+				}
+			})
 		}
 		b.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
 		if code := b.call("POST", "/api/v1/evaluations/poaw/submit", `{"challenge_id":"ch_none","hash":"x"}`, nil); code != 404 {
@@ -402,10 +404,12 @@ func TestPoAWRules(t *testing.T) {
 			{"oversized", `{"hash":"` + strings.Repeat("h", 2<<20) + `"}`, bearer(a.key), 413},
 			{"no key", `{}`, jsonHeader, 401},
 		} {
-			a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
-			if code := w.Do("POST", "/api/v1/evaluations/poaw/submit", strings.NewReader(tt.body), tt.h, nil).StatusCode; code != tt.status {
-				t.Errorf("%s: %d, want %d", tt.name, code, tt.status)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+				if code := w.Do("POST", "/api/v1/evaluations/poaw/submit", strings.NewReader(tt.body), tt.h, nil).StatusCode; code != tt.status {
+					t.Errorf("got %d, want %d", code, tt.status)
+				}
+			})
 		}
 	})
 }
@@ -428,10 +432,12 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/non-spamminess/register", 403, "claim_required"}, // proctored: claimed candidates only
 			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "prerequisites_not_met"},
 		} {
-			var e errorResponse
-			if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {
-				t.Errorf("%s: %d %+v", tt.path, code, e)
-			}
+			t.Run(tt.path, func(t *testing.T) {
+				var e errorResponse
+				if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {
+					t.Errorf("got %d %+v, want %d %s", code, e, tt.status, tt.code)
+				}
+			})
 		}
 		if code := a.call("DELETE", "/api/v1/evaluations/poaw/registration", "", nil); code != 409 {
 			t.Errorf("cancel without registration: %d", code)
@@ -571,10 +577,12 @@ func TestBodylessRequestsRefuseBodies(t *testing.T) {
 				{"unknown field", `{"evaluation_version":"0.0.1"}`, bearer(a.key), 400, "validation_failed"},
 				{"not an object", `[]`, bearer(a.key), 400, "validation_failed"},
 			} {
-				var e errorResponse
-				if code := w.Do(method, path, strings.NewReader(tt.body), tt.h, &e).StatusCode; code != tt.status || e.ErrorDetail.Code != tt.code {
-					t.Errorf("%s %s with %s body: %d %q; want %d %q", method, path, tt.name, code, e.ErrorDetail.Code, tt.status, tt.code)
-				}
+				t.Run(tt.name, func(t *testing.T) {
+					var e errorResponse
+					if code := w.Do(method, path, strings.NewReader(tt.body), tt.h, &e).StatusCode; code != tt.status || e.ErrorDetail.Code != tt.code {
+						t.Errorf("%s %s: got %d %q; want %d %q", method, path, code, e.ErrorDetail.Code, tt.status, tt.code)
+					}
+				})
 			}
 			if st, _, _ := a.status(t, "poaw"); st != "available" {
 				t.Fatalf("after refused %s %s the registration status is %q; want available", method, path, st)

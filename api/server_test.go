@@ -64,14 +64,16 @@ func TestErrorModel(t *testing.T) {
 		{"POST", "/api/v1/evaluations", 405, "method_not_allowed"},
 		{"DELETE", "/api/v1/evaluations/poaw", 405, "method_not_allowed"},
 	} {
-		var e errorResponse
-		resp := c.do(tt.method, tt.path, nil, nil, &e)
-		if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code || e.Success || e.Error == "" {
-			t.Errorf("%s %s: %d %+v", tt.method, tt.path, resp.StatusCode, e)
-		}
-		if resp.Header.Get("X-Request-Id") != e.RequestID {
-			t.Errorf("header and body request ids differ")
-		}
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			var e errorResponse
+			resp := c.do(tt.method, tt.path, nil, nil, &e)
+			if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code || e.Success || e.Error == "" {
+				t.Errorf("got %d %+v, want %d %s with a request id", resp.StatusCode, e, tt.status, tt.code)
+			}
+			if resp.Header.Get("X-Request-Id") != e.RequestID {
+				t.Errorf("header request id %q, want the body's %q", resp.Header.Get("X-Request-Id"), e.RequestID)
+			}
+		})
 	}
 }
 

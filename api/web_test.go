@@ -202,23 +202,25 @@ func TestPagesGolden(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		base := webServer(t, s)
 		for _, p := range pages {
-			resp, body := getPage(t, base+p.path)
-			if resp.StatusCode != p.status {
-				t.Errorf("%s: status %d, want %d", p.path, resp.StatusCode, p.status)
-			}
-			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
-				t.Errorf("%s: Content-Type %q", p.path, ct)
-			}
-			for h, want := range map[string]string{"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff",
-				"Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY"} {
-				if !strings.Contains(resp.Header.Get(h), want) {
-					t.Errorf("%s: %s = %q", p.path, h, resp.Header.Get(h))
+			t.Run(p.path, func(t *testing.T) {
+				resp, body := getPage(t, base+p.path)
+				if resp.StatusCode != p.status {
+					t.Errorf("got status %d, want %d", resp.StatusCode, p.status)
 				}
-			}
-			if strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src") {
-				t.Errorf("%s: the CSP allows scripts", p.path)
-			}
-			golden(t, filepath.Join("testdata", "pages", p.golden+".html"), normalise(body))
+				if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+					t.Errorf("got Content-Type %q, want text/html", ct)
+				}
+				for h, want := range map[string]string{"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff",
+					"Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY"} {
+					if !strings.Contains(resp.Header.Get(h), want) {
+						t.Errorf("got %s %q, want %q in it", h, resp.Header.Get(h), want)
+					}
+				}
+				if strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src") {
+					t.Errorf("got a CSP that allows scripts: %q", resp.Header.Get("Content-Security-Policy"))
+				}
+				golden(t, filepath.Join("testdata", "pages", p.golden+".html"), normalise(body))
+			})
 		}
 	})
 }
