@@ -51,7 +51,7 @@ func newClient(t *testing.T, s registry.Store) *client {
 	cfg := api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	var st runtimeStores
 	if full, ok := s.(registrytest.FullStore); ok {
-		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(evaluation.JobStore)}
+		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(jobStore)}
 	}
 	srv := httptest.NewServer(api.NewServer(withRuntime(cfg, st)))
 	t.Cleanup(srv.Close)
@@ -123,8 +123,14 @@ func (l evaluationList) ids() string {
 type runtimeStores struct {
 	Agents      registry.AgentStore
 	Evaluations registrytest.FullStore
-	Jobs        evaluation.JobStore
+	Jobs        jobStore
 	Sessions    evaluation.SessionStore
+}
+
+// jobStore keeps judging jobs for the runners and the judge worker.
+type jobStore interface {
+	evaluation.JobStore
+	evaluation.JudgingStore
 }
 
 // withRuntime gives cfg the evaluation service over st, built as sip
@@ -149,7 +155,7 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 	}
 	// A nil store in an interface is not a nil interface.
 	if st.Jobs != nil {
-		ec.Jobs = st.Jobs
+		ec.Jobs, ec.Judging = st.Jobs, st.Jobs
 	}
 	if st.Sessions != nil {
 		ec.Sessions = st.Sessions

@@ -10,9 +10,10 @@ import (
 )
 
 // catalog keeps the registry's entries in memory for one sync generation.
-// Every request asks the registry's catalogue which generation is
-// current (both stores answer it from memory: SQLite while the WAL-index header shows no new
-// commit, PostgreSQL while LISTEN brings no sync notification), so a sync
+// Every request asks the registry's catalogue which generation is current
+// (both stores answer it from memory: SQLite while the WAL-index header
+// shows no new commit, PostgreSQL while LISTEN brings no sync
+// notification), so a sync
 // applied by any process or replica is seen by the next request (on
 // PostgreSQL, once its notification arrives), and a database outage fails
 // the request instead of serving stale data (on SQLite at the next commit

@@ -45,7 +45,7 @@ func BenchmarkCertificationJobs(b *testing.B) {
 			}
 			full := s.(registrytest.FullStore)
 			svc := evaluation.New(evaluation.Config{Versions: full, Agents: full, Attempts: full, Challenges: full, Results: full, Revocations: full, Presented: full,
-				Jobs: s.(evaluation.JobStore), JudgeConfigured: true})
+				Jobs: s.(jobStore), Judging: s.(jobStore), JudgeConfigured: true})
 			round := 0
 			for b.Loop() {
 				round++
@@ -56,7 +56,7 @@ func BenchmarkCertificationJobs(b *testing.B) {
 				done := make(chan struct{})
 				go func() { defer close(done); w.Run(ctx) }()
 				for {
-					st, err := s.(evaluation.JobStore).JobStats(b.Context())
+					st, err := s.(jobStore).JobStats(b.Context())
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -129,7 +129,7 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(evaluation.JobStore)})))
+			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore)})))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: agents, MaxIdleConnsPerHost: agents}
 			defer tr.CloseIdleConnections()

@@ -97,7 +97,7 @@ func BenchmarkMessageFanout(b *testing.B) {
 				}
 				members = append(members, member{creds.APIKey, sess.ID})
 			}
-			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore), Sessions: s.(evaluation.SessionStore)})))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000}
 			defer tr.CloseIdleConnections()

@@ -93,7 +93,7 @@ func webServer(t *testing.T, s registry.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := s.(evaluation.JobStore)
+	jobs := s.(jobStore)
 	job, _, err := jobs.CreateJob(ctx, &evaluation.Job{ID: "job_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
 		Status: evaluation.JobPending, Nonce: "n", NonceExpiresAt: webT0.Add(time.Hour), CreatedAt: webT0})
 	if err != nil {
@@ -145,7 +145,7 @@ func webServer(t *testing.T, s registry.Store) string {
 		t.Fatal(err)
 	}
 	now := func() time.Time { return webT0.Add(72 * time.Hour) }
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), now), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: now, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), now), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: now, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore), Sessions: s.(evaluation.SessionStore)})))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -30,6 +30,7 @@ type store interface {
 	evaluation.RevocationStore
 	evaluation.PresentedStore
 	evaluation.JobStore
+	evaluation.JudgingStore
 	inbox.Store
 	evaluation.SessionStore
 	registry.SecretStore

@@ -16,7 +16,7 @@ type benchmarkRunner struct{}
 
 func (benchmarkRunner) Handler() string { return "benchmark_handler" }
 
-func (benchmarkRunner) Runs(s *Service) bool { return s.jobs != nil }
+func (benchmarkRunner) Runs(s *Service) bool { return s.keepsJobs() }
 
 // MaxAnswer caps one free-text answer or response.
 const MaxAnswer = 16 << 10

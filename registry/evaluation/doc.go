@@ -15,7 +15,7 @@
 // definitions (VersionStore), the attempt lifecycle (AttemptStore), PoAW
 // challenges (ChallengeStore), reads of results (ResultStore), the
 // registry's own credentials (RevocationStore), credentials agents
-// present (PresentedStore), judging jobs (JobStore), sessions
+// present (PresentedStore), judging jobs (JobStore, and JudgingStore for the judge worker), sessions
 // (SessionStore), agents, and imports (ImportStore). The judge Worker
 // and the Sweeper run beside the doors on the same service.
 package evaluation

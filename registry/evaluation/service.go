@@ -17,8 +17,8 @@ type agentReader interface {
 // Config is what a Service is built from: the store behind each part of
 // it (cmd/sip hands the same store to every field). Without Attempts,
 // Challenges, Results, Revocations and Presented no evaluation can be
-// taken; Jobs and Sessions may be nil: the evaluations that need them
-// then cannot be taken.
+// taken; Jobs with Judging, and Sessions, may be nil: the evaluations
+// that need them then cannot be taken.
 type Config struct {
 	Versions    VersionStore
 	Agents      agentStore
@@ -28,6 +28,7 @@ type Config struct {
 	Revocations RevocationStore
 	Presented   PresentedStore
 	Jobs        JobStore
+	Judging     JudgingStore
 	Sessions    SessionStore
 	// JudgeConfigured says whether a judge works the jobs; without one a
 	// proctor grades a benchmark's free answers.
@@ -69,6 +70,7 @@ type Service struct {
 	revocations     RevocationStore
 	presented       PresentedStore
 	jobs            JobStore
+	judging         JudgingStore
 	sessions        SessionStore
 	defs            *definitions
 	runners         map[string]Runner
@@ -84,7 +86,7 @@ type Service struct {
 // New builds a service.
 func New(cfg Config) *Service {
 	s := &Service{agents: cfg.Agents, attempts: cfg.Attempts, challenges: cfg.Challenges, results: cfg.Results,
-		revocations: cfg.Revocations, presented: cfg.Presented, jobs: cfg.Jobs, sessions: cfg.Sessions,
+		revocations: cfg.Revocations, presented: cfg.Presented, jobs: cfg.Jobs, judging: cfg.Judging, sessions: cfg.Sessions,
 		defs: &definitions{store: cfg.Versions}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
 	if s.now == nil {
 		s.now = time.Now
