@@ -127,7 +127,7 @@ func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		other := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Now: w.clock.Now, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(evaluation.SessionStore)})))
+		other := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Now: w.clock.Now, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(sessionStore)})))
 		t.Cleanup(other.Close)
 		replica := apitest.New(t, other.URL)
 		a := w.agent("rotating-1")
@@ -537,7 +537,7 @@ func eightClients(t *testing.T, s registry.Store) {
 		a.joinLive(t, "live-ten")
 		st := b.joinLive(t, "live-ten")
 		content := strings.Repeat("x", 4<<10)
-		sessions := s.(evaluation.SessionStore)
+		sessions := s.(sessionStore)
 		for i := range 1500 {
 			from := a
 			if i%2 == 1 {

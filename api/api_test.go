@@ -124,13 +124,22 @@ type runtimeStores struct {
 	Agents      registry.AgentStore
 	Evaluations registrytest.FullStore
 	Jobs        jobStore
-	Sessions    evaluation.SessionStore
+	Sessions    sessionStore
 }
 
 // jobStore keeps judging jobs for the runners and the judge worker.
 type jobStore interface {
 	evaluation.JobStore
 	evaluation.JudgingStore
+}
+
+// sessionStore keeps multi-agent sessions for every part of the service
+// that meets them.
+type sessionStore interface {
+	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 }
 
 // withRuntime gives cfg the evaluation service over st, built as sip
@@ -158,7 +167,7 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 		ec.Jobs, ec.Judging = st.Jobs, st.Jobs
 	}
 	if st.Sessions != nil {
-		ec.Sessions = st.Sessions
+		ec.Sessions, ec.Messages, ec.Proctoring, ec.Seats = st.Sessions, st.Sessions, st.Sessions, st.Sessions
 	}
 	if cfg.SealingKey != nil {
 		ec.Key = cfg.SealingKey

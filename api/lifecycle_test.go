@@ -105,7 +105,7 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 		configure(&cfg)
 	}
 	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore),
-		Jobs: s.(jobStore), Sessions: s.(evaluation.SessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
+		Jobs: s.(jobStore), Sessions: s.(sessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	w := &evaluation.Worker{Service: cfg.Service, Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}

@@ -18,7 +18,6 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/registrytest"
 )
 
@@ -34,7 +33,7 @@ func mcpBenchServer(b *testing.B) (*httptest.Server, string) {
 		b.Fatal(err)
 	}
 	cfg := withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler), SealingKey: bundledKey(b), SealingKeyIsDevelopment: true},
-		runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(evaluation.SessionStore)})
+		runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(sessionStore)})
 	srv := httptest.NewServer(api.NewServer(cfg))
 	b.Cleanup(srv.Close)
 	resp, err := http.Post(srv.URL+"/api/v1/agents/register", "application/json", strings.NewReader(`{"name":"bench-agent"}`))

@@ -113,7 +113,7 @@ func webServer(t *testing.T, s registry.Store) string {
 	record(quiet, "poaw", "quiet_poaw", true, webT0.Add(3*time.Hour), 10)
 	// ada's proctored attempt, proctored by quiet: its page shows the
 	// conversation and the feedback.
-	sessions := s.(evaluation.SessionStore)
+	sessions := s.(sessionStore)
 	ns, err := s.Entry(ctx, "non-spamminess")
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func webServer(t *testing.T, s registry.Store) string {
 		t.Fatal(err)
 	}
 	now := func() time.Time { return webT0.Add(72 * time.Hour) }
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), now), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: now, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore), Sessions: s.(evaluation.SessionStore)})))
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), now), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: now, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore), Sessions: s.(sessionStore)})))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -306,7 +306,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// The evaluation service: every rule an agent meets, whatever the door
 	// (the HTTP API, the judge worker, the sweeper).
-	ec := evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st, JudgeConfigured: m.Judge != nil,
+	ec := evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st,
+		Sessions: st, Messages: st, Proctoring: st, Seats: st, JudgeConfigured: m.Judge != nil,
 		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
 		Issuers: webfetch.NewIssuers(webfetch.Client{}),
 		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(webfetch.Client{}, time.Now)}

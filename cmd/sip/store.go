@@ -33,6 +33,9 @@ type store interface {
 	evaluation.JudgingStore
 	inbox.Store
 	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 	registry.SecretStore
 	stats.Source
 	// ResultsSince lists every result completed at or after since,

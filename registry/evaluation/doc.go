@@ -15,7 +15,9 @@
 // definitions (VersionStore), the attempt lifecycle (AttemptStore), PoAW
 // challenges (ChallengeStore), reads of results (ResultStore), the
 // registry's own credentials (RevocationStore), credentials agents
-// present (PresentedStore), judging jobs (JobStore, and JudgingStore for the judge worker), sessions
-// (SessionStore), agents, and imports (ImportStore). The judge Worker
-// and the Sweeper run beside the doors on the same service.
+// present (PresentedStore), judging jobs (JobStore, and JudgingStore for
+// the judge worker), sessions (SessionStore; MessageStore for messages
+// and streams, ProctorStore for claims and grades, SeatStore for live
+// seats), agents, and imports (ImportStore). The judge Worker and the
+// Sweeper run beside the doors on the same service.
 package evaluation

@@ -23,6 +23,9 @@ type store interface {
 	evaluation.JobStore
 	evaluation.JudgingStore
 	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 }
 
 // stores opens a fresh, migrated store of each kind.
@@ -83,7 +86,7 @@ func listingWorld(t *testing.T, st store, now time.Time) *evaluation.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st,
+	return evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st, Messages: st, Proctoring: st, Seats: st,
 		Now: func() time.Time { return now }, Key: key, Credentials: checker{}})
 }
 
@@ -322,7 +325,7 @@ func TestSealedAnswersMustOpen(t *testing.T) {
 		{"no key", nil, map[string]string{"ai-safety-benchmark": "evaluation_unavailable", "sealed-elsewhere": "evaluation_unavailable"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st,
+			svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st, Messages: st, Proctoring: st, Seats: st,
 				Now: func() time.Time { return listingT0 }, Key: tc.key})
 			for id, want := range tc.want {
 				e, err := st.Entry(t.Context(), id)

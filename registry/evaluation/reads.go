@@ -30,12 +30,19 @@ type Serves struct {
 // Serves reports what this service can back.
 func (s *Service) Serves() Serves {
 	results := s.agents != nil && s.keepsAttempts()
-	return Serves{Agents: s.agents != nil, Results: results, Jobs: results && s.keepsJobs(), Sessions: results && s.sessions != nil}
+	return Serves{Agents: s.agents != nil, Results: results, Jobs: results && s.keepsJobs(), Sessions: results && s.keepsSessions()}
 }
 
 // keepsJobs reports whether the service keeps judging jobs: evaluations
 // graded by the judge or a proctor need them.
 func (s *Service) keepsJobs() bool { return s.jobs != nil && s.judging != nil }
+
+// keepsSessions reports whether the service keeps multi-agent sessions:
+// proctored and live evaluations, and proctors grading benchmarks, need
+// them.
+func (s *Service) keepsSessions() bool {
+	return s.sessions != nil && s.messages != nil && s.proctorStore != nil && s.seats != nil
+}
 
 // keepsAttempts reports whether the service has every store taking an
 // evaluation needs (Jobs and Sessions aside).

@@ -17,8 +17,8 @@ type agentReader interface {
 // Config is what a Service is built from: the store behind each part of
 // it (cmd/sip hands the same store to every field). Without Attempts,
 // Challenges, Results, Revocations and Presented no evaluation can be
-// taken; Jobs with Judging, and Sessions, may be nil: the evaluations
-// that need them then cannot be taken.
+// taken; Jobs with Judging, and Sessions with Messages, Proctoring and
+// Seats, may be nil: the evaluations that need them then cannot be taken.
 type Config struct {
 	Versions    VersionStore
 	Agents      agentStore
@@ -30,6 +30,9 @@ type Config struct {
 	Jobs        JobStore
 	Judging     JudgingStore
 	Sessions    SessionStore
+	Messages    MessageStore
+	Proctoring  ProctorStore
+	Seats       SeatStore
 	// JudgeConfigured says whether a judge works the jobs; without one a
 	// proctor grades a benchmark's free answers.
 	JudgeConfigured bool
@@ -72,6 +75,9 @@ type Service struct {
 	jobs            JobStore
 	judging         JudgingStore
 	sessions        SessionStore
+	messages        MessageStore
+	proctorStore    ProctorStore
+	seats           SeatStore
 	defs            *definitions
 	runners         map[string]Runner
 	judgeConfigured bool
@@ -86,7 +92,8 @@ type Service struct {
 // New builds a service.
 func New(cfg Config) *Service {
 	s := &Service{agents: cfg.Agents, attempts: cfg.Attempts, challenges: cfg.Challenges, results: cfg.Results,
-		revocations: cfg.Revocations, presented: cfg.Presented, jobs: cfg.Jobs, judging: cfg.Judging, sessions: cfg.Sessions,
+		revocations: cfg.Revocations, presented: cfg.Presented, jobs: cfg.Jobs, judging: cfg.Judging,
+		sessions: cfg.Sessions, messages: cfg.Messages, proctorStore: cfg.Proctoring, seats: cfg.Seats,
 		defs: &definitions{store: cfg.Versions}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
 	if s.now == nil {
 		s.now = time.Now

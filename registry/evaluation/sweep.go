@@ -45,7 +45,7 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 			out.Attempts++
 		}
 	}
-	if s.sessions == nil {
+	if !s.keepsSessions() {
 		return out, nil
 	}
 	sessions, err := s.sessions.OverdueSessions(ctx, now.Add(-GradingGrace), sweepBatch)
@@ -74,7 +74,7 @@ func (s *Service) expire(ctx context.Context, reg *Registration, now time.Time) 
 	g := grade{outcome: OutcomeExpired, reason: "no submission before the deadline",
 		execution: []Check{{Name: "time_limit", Passed: false,
 			Message: fmt.Sprintf("no submission by the deadline, %s after the start", round(reg.Deadline.Sub(reg.StartedAt)))}}}
-	if def.Config.Proctor != nil && s.sessions != nil {
+	if def.Config.Proctor != nil && s.keepsSessions() {
 		// A proctored attempt's deadline is its proctor's claim: once
 		// claimed, its session ends it.
 		if _, err := s.sessions.SessionByRegistration(ctx, reg.ID); err == nil {
