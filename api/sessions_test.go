@@ -208,9 +208,11 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 			"unknown field": {`{"content":"x","role":"proctor"}`, 400},
 			"malformed":     {`{"content":`, 400},
 		} {
-			if code := cand.call("POST", sess+"/messages", tc.body, nil); code != tc.want {
-				t.Errorf("%s: %d, want %d", name, code, tc.want)
-			}
+			t.Run(name, func(t *testing.T) {
+				if code := cand.call("POST", sess+"/messages", tc.body, nil); code != tc.want {
+					t.Errorf("got %d, want %d", code, tc.want)
+				}
+			})
 		}
 		var list struct {
 			Messages []struct {

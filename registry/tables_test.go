@@ -11,10 +11,11 @@ import (
 )
 
 // TestTableLoopsRunSubtests: every table test in the repository runs
-// each case as a subtest. A loop over a slice of struct cases (written
-// in the range clause, or in a variable of the same function) whose body
-// reports failures itself (t.Error…, t.Fatal…) must call t.Run, so that
-// a failure names its case and one case's Fatal does not hide the rest.
+// each case as a subtest. A loop over a slice or map of struct cases
+// (written in the range clause, or in a variable of the same function)
+// whose body reports failures itself (t.Error…, t.Fatal…) must call
+// t.Run, so that a failure names its case and one case's Fatal does not
+// hide the rest.
 func TestTableLoopsRunSubtests(t *testing.T) {
 	t.Parallel()
 	fset := token.NewFileSet()
@@ -65,7 +66,7 @@ func TestTableLoopsRunSubtests(t *testing.T) {
 }
 
 // structSlices are the variables a function body sets to a literal slice
-// of structs.
+// or map of structs.
 func structSlices(body *ast.BlockStmt) map[string]bool {
 	names := map[string]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -88,17 +89,21 @@ func structSlices(body *ast.BlockStmt) map[string]bool {
 	return names
 }
 
-// isStructSlice reports whether e is a literal []struct{…}{…}.
+// isStructSlice reports whether e is a literal []struct{…}{…} or
+// map[…]struct{…}{…}.
 func isStructSlice(e ast.Expr) bool {
 	lit, ok := e.(*ast.CompositeLit)
 	if !ok {
 		return false
 	}
-	arr, ok := lit.Type.(*ast.ArrayType)
-	if !ok {
-		return false
+	var elt ast.Expr
+	switch t := lit.Type.(type) {
+	case *ast.ArrayType:
+		elt = t.Elt
+	case *ast.MapType:
+		elt = t.Value
 	}
-	_, ok = arr.Elt.(*ast.StructType)
+	_, ok = elt.(*ast.StructType)
 	return ok
 }
 
