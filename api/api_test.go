@@ -158,11 +158,11 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 	ec := evaluation.Config{Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client),
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: client}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: client}, TTL: time.Minute, Now: now}}}
+	// A nil store in an interface is not a nil interface.
 	if st.Evaluations != nil {
 		ec.Versions, ec.Attempts, ec.Challenges, ec.Results, ec.Revocations, ec.Presented = st.Evaluations, st.Evaluations, st.Evaluations,
 			st.Evaluations, st.Evaluations, st.Evaluations
 	}
-	// A nil store in an interface is not a nil interface.
 	if st.Jobs != nil {
 		ec.Jobs, ec.Judging = st.Jobs, st.Jobs
 	}
