@@ -315,6 +315,8 @@ func (m *Main) Run(ctx context.Context) error {
 		ec.Key = key
 	}
 	svc := evaluation.New(ec)
+	// The API takes services over the store, never the store: the
+	// registry's catalogue, the evaluation service, the statistics.
 	cfg := api.Config{Catalog: registry.NewCatalog(st), Stats: stats.NewService(st, time.Now), Service: svc,
 		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, SourceBranch: m.SourceBranch, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer, LegacyVetting: m.LegacyVetting}
