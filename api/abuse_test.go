@@ -20,6 +20,7 @@ import (
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/registrytest"
 )
 
 // syncBuffer is a log sink the server writes from many goroutines.
@@ -126,7 +127,7 @@ func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
-		other := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Now: w.clock.Now, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+		other := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Now: w.clock.Now, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(sessionStore)})))
 		t.Cleanup(other.Close)
 		replica := apitest.New(t, other.URL)
 		a := w.agent("rotating-1")
@@ -191,7 +192,7 @@ func TestPrivateAgentsShowNothingToOthers(t *testing.T) {
 		if strings.Contains(string(body), "points</p>") {
 			t.Errorf("the profile page shows a private agent's points")
 		}
-		counts, err := s.(evaluation.Store).PassCounts(t.Context())
+		counts, err := s.(registrytest.FullStore).PassCounts(t.Context())
 		if err != nil || counts["poaw"] != 0 {
 			t.Errorf("pass counts %v, %v; want the private pass not counted", counts, err)
 		}
@@ -536,7 +537,7 @@ func eightClients(t *testing.T, s registry.Store) {
 		a.joinLive(t, "live-ten")
 		st := b.joinLive(t, "live-ten")
 		content := strings.Repeat("x", 4<<10)
-		sessions := s.(evaluation.SessionStore)
+		sessions := s.(sessionStore)
 		for i := range 1500 {
 			from := a
 			if i%2 == 1 {

@@ -61,7 +61,7 @@ func newAgentClient(t *testing.T, s registry.Store) *agentClient {
 	t.Cleanup(oe.Close)
 	logs := &strings.Builder{}
 	var mu sync.Mutex
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, BaseURL: "https://sip.example", Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, nil))}, runtimeStores{Agents: s.(registry.AgentStore)}, withOEmbed(oe.URL+"/oembed"))))
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), BaseURL: "https://sip.example", Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, logs}, nil))}, runtimeStores{Agents: s.(registry.AgentStore)}, withOEmbed(oe.URL+"/oembed"))))
 	t.Cleanup(srv.Close)
 	return &agentClient{Client: apitest.New(t, srv.URL), oembed: fake, logs: logs}
 }
@@ -180,11 +180,13 @@ func TestAgentRegisterBadInput(t *testing.T) {
 			{"no content type", `{"name":"NoCT"}`, nil, 415, "unsupported_media_type"},
 			{"oversized", `{"name":"Big","description":"` + strings.Repeat("x", 2<<20) + `"}`, jsonHeader, 413, "payload_too_large"},
 		} {
-			var e errorResponse
-			resp := c.Do("POST", "/api/v1/agents/register", strings.NewReader(tt.body), tt.header, &e)
-			if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code {
-				t.Errorf("%s: %d %+v", tt.name, resp.StatusCode, e)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				var e errorResponse
+				resp := c.Do("POST", "/api/v1/agents/register", strings.NewReader(tt.body), tt.header, &e)
+				if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code {
+					t.Errorf("got %d %+v, want %d %s", resp.StatusCode, e, tt.status, tt.code)
+				}
+			})
 		}
 	})
 }
@@ -241,13 +243,15 @@ func TestAgentPatchAndIdentity(t *testing.T) {
 			{"PUT", "/api/v1/agents/me/identity", `{"identity_md":"` + strings.Repeat("i", 10<<10+1) + `"}`, 413},
 			{"PUT", "/api/v1/agents/me/identity", `{"identity_md":"x"}`, 401},
 		} {
-			h := bearer(key)
-			if tt.status == 401 {
-				h = jsonHeader
-			}
-			if resp := c.Do(tt.method, tt.path, strings.NewReader(tt.body), h, nil); resp.StatusCode != tt.status {
-				t.Errorf("%s %s %.40s: %d, want %d", tt.method, tt.path, tt.body, resp.StatusCode, tt.status)
-			}
+			t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+				h := bearer(key)
+				if tt.status == 401 {
+					h = jsonHeader
+				}
+				if resp := c.Do(tt.method, tt.path, strings.NewReader(tt.body), h, nil); resp.StatusCode != tt.status {
+					t.Errorf("with %.40s: got %d, want %d", tt.body, resp.StatusCode, tt.status)
+				}
+			})
 		}
 	})
 }
@@ -279,11 +283,13 @@ func TestAgentClaim(t *testing.T) {
 			{"unknown token", "claim_nope", good, 404, "not_found"},
 			{"no token", "", good, 400, "validation_failed"},
 		} {
-			var e errorResponse
-			resp := c.Do("POST", "/api/v1/agents/claim", claimBody(tt.token, tt.tweet), jsonHeader, &e)
-			if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code {
-				t.Errorf("%s: %d %+v", tt.name, resp.StatusCode, e)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				var e errorResponse
+				resp := c.Do("POST", "/api/v1/agents/claim", claimBody(tt.token, tt.tweet), jsonHeader, &e)
+				if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code {
+					t.Errorf("got %d %+v, want %d %s", resp.StatusCode, e, tt.status, tt.code)
+				}
+			})
 		}
 		var me meResponse
 		c.Do("GET", "/api/v1/agents/me", nil, bearer(r.Agent.APIKey), &me)
@@ -332,7 +338,7 @@ func TestRegistrationIsRateLimited(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, PublicRate: 3, Now: clk.Now,
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), PublicRate: 3, Now: clk.Now,
 		Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore)})))
 	defer srv.Close()
 	c := apitest.New(t, srv.URL)

@@ -48,10 +48,10 @@ type client struct {
 
 func newClient(t *testing.T, s registry.Store) *client {
 	t.Helper()
-	cfg := api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
+	cfg := api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	var st runtimeStores
 	if full, ok := s.(registrytest.FullStore); ok {
-		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(evaluation.JobStore)}
+		st = runtimeStores{Agents: full, Evaluations: full, Jobs: full.(jobStore)}
 	}
 	srv := httptest.NewServer(api.NewServer(withRuntime(cfg, st)))
 	t.Cleanup(srv.Close)
@@ -122,9 +122,24 @@ func (l evaluationList) ids() string {
 // built over; without Agents it has none and serves the registry only.
 type runtimeStores struct {
 	Agents      registry.AgentStore
-	Evaluations evaluation.Store
-	Jobs        evaluation.JobStore
-	Sessions    evaluation.SessionStore
+	Evaluations registrytest.FullStore
+	Jobs        jobStore
+	Sessions    sessionStore
+}
+
+// jobStore keeps judging jobs for the runners and the judge worker.
+type jobStore interface {
+	evaluation.JobStore
+	evaluation.JudgingStore
+}
+
+// sessionStore keeps multi-agent sessions for every part of the service
+// that meets them.
+type sessionStore interface {
+	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 }
 
 // withRuntime gives cfg the evaluation service over st, built as sip
@@ -140,15 +155,19 @@ func withRuntime(cfg api.Config, st runtimeStores, configure ...func(*evaluation
 	}
 	// The partner registries of the tests serve on loopback.
 	client := webfetch.Client{Allow: func(ip netip.Addr) bool { return ip.IsLoopback() }}
-	ec := evaluation.Config{Versions: cfg.Store, Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client), Registrations: st.Evaluations,
+	ec := evaluation.Config{Agents: st.Agents, Posts: &api.OEmbed{URL: "http://127.0.0.1:1/no-oembed"}, Issuers: webfetch.NewIssuers(client),
 		Now: now, Build: cfg.Version, Credentials: &credential.Checker{Keys: &credential.WebResolver{Fetch: client}, Now: now,
 			Status: &credential.CachedStatus{Source: &credential.WebStatus{Fetch: client}, TTL: time.Minute, Now: now}}}
 	// A nil store in an interface is not a nil interface.
+	if st.Evaluations != nil {
+		ec.Versions, ec.Attempts, ec.Challenges, ec.Results, ec.Revocations, ec.Presented = st.Evaluations, st.Evaluations, st.Evaluations,
+			st.Evaluations, st.Evaluations, st.Evaluations
+	}
 	if st.Jobs != nil {
-		ec.Jobs = st.Jobs
+		ec.Jobs, ec.Judging = st.Jobs, st.Jobs
 	}
 	if st.Sessions != nil {
-		ec.Sessions = st.Sessions
+		ec.Sessions, ec.Messages, ec.Proctoring, ec.Seats = st.Sessions, st.Sessions, st.Sessions, st.Sessions
 	}
 	if cfg.SealingKey != nil {
 		ec.Key = cfg.SealingKey

@@ -19,19 +19,21 @@ func TestExpiredAttemptsCount(t *testing.T) {
 			versioned(53, "daily", "complex_benchmark", "benchmark_handler", "1.0.0",
 				benchmarkConfig("A")+"  retry_after_hours: 24\n"))
 		for _, tc := range []struct{ sip, code string }{{"once", "attempts_exhausted"}, {"daily", "retry_later"}} {
-			a := w.agent("expiring-" + tc.sip).asCandidate(t)
-			ev := "/api/v1/evaluations/" + tc.sip
-			if code := a.call("POST", ev+"/register", "", nil); code != 201 {
-				t.Fatalf("%s: register: %d", tc.sip, code)
-			}
-			if code := a.call("POST", ev+"/start", "", nil); code != 200 && code != 201 {
-				t.Fatalf("%s: start: %d", tc.sip, code)
-			}
-			w.clock.Advance(31 * time.Minute) // past the 30-minute limit
-			var e errorResponse
-			if code := a.call("POST", ev+"/register", "", &e); code != 409 || e.ErrorDetail.Code != tc.code {
-				t.Errorf("%s: registering after the attempt expired: %d %s, want 409 %s", tc.sip, code, e.ErrorDetail.Code, tc.code)
-			}
+			t.Run(tc.sip, func(t *testing.T) {
+				a := w.agent("expiring-" + tc.sip).asCandidate(t)
+				ev := "/api/v1/evaluations/" + tc.sip
+				if code := a.call("POST", ev+"/register", "", nil); code != 201 {
+					t.Fatalf("register: got %d, want 201", code)
+				}
+				if code := a.call("POST", ev+"/start", "", nil); code != 200 && code != 201 {
+					t.Fatalf("start: got %d, want 200 or 201", code)
+				}
+				w.clock.Advance(31 * time.Minute) // past the 30-minute limit
+				var e errorResponse
+				if code := a.call("POST", ev+"/register", "", &e); code != 409 || e.ErrorDetail.Code != tc.code {
+					t.Errorf("registering after the attempt expired: got %d %s, want 409 %s", code, e.ErrorDetail.Code, tc.code)
+				}
+			})
 		}
 	})
 }

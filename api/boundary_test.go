@@ -1,81 +1,129 @@
 package api_test
 
 import (
+	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
 
-// remainingStoreCalls are the store methods api calls itself, by file:
-// only the registry's catalog (SIPs, versions, the sync state, a ping),
-// which decides nothing about agents. Agents, attempts, results, jobs and
-// sessions are the evaluation service's. TestStoreCallsOnlyShrink fails
-// on a call that is not here, and on one here that is gone (strike it
-// off).
-var remainingStoreCalls = []string{
-	"catalog.go store.Entries",
-	"catalog.go store.SyncState",
-	"contribute.go store.Content",
-	"evaluations.go store.Versions",
-	"health.go store.Ping",
-	"web_pages.go store.Versions",
-}
-
-// TestStoreCallsOnlyShrink keeps HTTP an adapter: api's handlers reach
-// agents, results, jobs and sessions through the evaluation service, and
-// the direct store calls left from before only go away.
-func TestStoreCallsOnlyShrink(t *testing.T) {
+// TestAPICallsNoStore keeps HTTP an adapter: api reaches the registry,
+// agents, attempts, results, jobs, sessions, statistics and rate limits
+// through services (registry.Catalog, evaluation.Service, stats.Service,
+// ratelimit.Limiter) that cmd/sip builds over the stores, never a store
+// itself. The package is type-checked, and it fails on a call through an
+// interface that a store implements, on an interface of api that a store
+// implements (a contract api would hold), and on a field of Config whose
+// type a store implements.
+func TestAPICallsNoStore(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("*.go")
+	const mod = "github.com/sipregistry/sip/"
+	stores := []string{mod + "registry/sqlite", mod + "registry/postgres"}
+	out, err := exec.Command("go", append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", mod + "api"}, stores...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, file, ok := strings.Cut(line, "\t"); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		if f, ok := exports[path]; ok {
+			return os.Open(f)
+		}
+		return nil, fmt.Errorf("no export data for %s", path)
+	})
+
+	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	found := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
+	var files []*ast.File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
 			continue
 		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
+		f, err := parser.ParseFile(fset, n, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ast.Inspect(af, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
+		files = append(files, f)
+	}
+	info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	pkg, err := (&types.Config{Importer: imp}).Check(mod+"api", fset, files, info)
+	if err != nil {
+		t.Fatalf("type-checking api: %v", err)
+	}
+
+	var storeTypes []types.Type
+	for _, path := range stores {
+		p, err := imp.Import(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := p.Scope().Lookup("Store")
+		if obj == nil {
+			t.Fatalf("%s has no Store", path)
+		}
+		storeTypes = append(storeTypes, types.NewPointer(obj.Type()))
+	}
+	// implementedByStore reports whether a store implements typ, an
+	// interface with methods.
+	implementedByStore := func(typ types.Type) bool {
+		it, ok := typ.Underlying().(*types.Interface)
+		if !ok || it.NumMethods() == 0 {
+			return false
+		}
+		for _, st := range storeTypes {
+			if types.Implements(st, it) {
 				return true
 			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if field, ok := sel.X.(*ast.SelectorExpr); ok {
-				switch field.Sel.Name {
-				case "agents", "evals", "jobs", "sessions", "store":
-					found[f+" "+field.Sel.Name+"."+sel.Sel.Name] = true
-				}
-			}
-			return true
-		})
+		}
+		return false
 	}
-	var got []string
-	for k := range found {
-		got = append(got, k)
-	}
-	sort.Strings(got)
-	for _, c := range got {
-		if !slices.Contains(remainingStoreCalls, c) {
-			t.Errorf("%s: a new direct store call; call the evaluation service instead", c)
+
+	calls := 0
+	var through []string
+	for sel, s := range info.Selections {
+		if s.Kind() != types.MethodVal {
+			continue
+		}
+		calls++
+		if implementedByStore(s.Recv()) {
+			through = append(through, fmt.Sprintf("%s: %s through %s, which a store implements: call a service instead", fset.Position(sel.Pos()), sel.Sel.Name, s.Recv()))
 		}
 	}
-	for _, c := range remainingStoreCalls {
-		if !found[c] {
-			t.Errorf("%s is no longer called: strike it off remainingStoreCalls", c)
+	if calls < 100 {
+		t.Fatalf("found %d method calls in api; the check is broken", calls)
+	}
+	slices.Sort(through)
+	for _, msg := range through {
+		t.Error(msg)
+	}
+	for _, name := range pkg.Scope().Names() {
+		if obj, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok && implementedByStore(obj.Type()) {
+			t.Errorf("%s: api declares %s, which a store implements: a store contract belongs to the service that calls it", fset.Position(obj.Pos()), name)
+		}
+	}
+	cfg, ok := pkg.Scope().Lookup("Config").Type().Underlying().(*types.Struct)
+	if !ok {
+		t.Fatal("api.Config is not a struct")
+	}
+	for f := range cfg.Fields() {
+		if implementedByStore(f.Type()) {
+			t.Errorf("api.Config.%s is a %s, which a store implements: Config takes services, not stores", f.Name(), f.Type())
 		}
 	}
 }

@@ -9,27 +9,19 @@ import (
 	"github.com/sipregistry/sip/registry"
 )
 
-// registryReader is what the API reads of the registry.
-type registryReader interface {
-	SyncState(ctx context.Context) (registry.SyncState, error)
-	Entries(ctx context.Context, f registry.EntryFilter) ([]*registry.Entry, error)
-	Versions(ctx context.Context, id string) ([]registry.Version, error)
-	Content(ctx context.Context, id string) ([]byte, error)
-	Ping(ctx context.Context) error
-}
-
 // catalog keeps the registry's entries in memory for one sync generation.
-// Every request asks the store which generation is current (both stores
-// answer from memory: SQLite while the WAL-index header shows no new
-// commit, PostgreSQL while LISTEN brings no sync notification), so a sync
+// Every request asks the registry's catalogue which generation is current
+// (both stores answer it from memory: SQLite while the WAL-index header
+// shows no new commit, PostgreSQL while LISTEN brings no sync
+// notification), so a sync
 // applied by any process or replica is seen by the next request (on
 // PostgreSQL, once its notification arrives), and a database outage fails
 // the request instead of serving stale data (on SQLite at the next commit
 // check, on PostgreSQL once the LISTEN connection drops, or within a
 // second).
 type catalog struct {
-	store   registryReader
-	metrics *metrics
+	registry *registry.Catalog
+	metrics  *metrics
 
 	mu   sync.Mutex
 	snap *snapshot
@@ -52,7 +44,7 @@ type snapshot struct {
 }
 
 func (c *catalog) current(ctx context.Context) (*snapshot, error) {
-	st, err := c.store.SyncState(ctx)
+	st, err := c.registry.State(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +53,7 @@ func (c *catalog) current(ctx context.Context) (*snapshot, error) {
 	if c.snap != nil && c.snap.generation == st.Generation {
 		return c.snap, nil
 	}
-	entries, err := c.store.Entries(ctx, registry.EntryFilter{IncludeRemoved: true})
+	entries, err := c.registry.Entries(ctx)
 	if err != nil {
 		return nil, err
 	}

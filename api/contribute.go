@@ -38,7 +38,7 @@ func (s *Server) draftContext(ctx context.Context, snap *snapshot) (*registry.Dr
 			dc.Removed[e.Number] = e.ID
 			continue
 		}
-		content, err := s.store.Content(ctx, e.ID)
+		content, err := s.catalog.registry.File(ctx, e.ID)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/proposal"
 	"github.com/sipregistry/sip/registry/sqlite"
 	"net/http/httptest"
@@ -92,9 +91,9 @@ func newSignInEnv(t *testing.T) *signInEnv {
 	var h http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	h = api.NewServer(withRuntime(api.Config{Store: st, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	h = api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(st), Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Version: "test", BaseURL: srv.URL, SealingKey: bundledKey(t), CommitURL: "https://github.com/octo-org/sips/commit/{sha}", Proposals: svc},
-		runtimeStores{Agents: st, Evaluations: st, Jobs: evaluation.JobStore(st), Sessions: evaluation.SessionStore(st)}))
+		runtimeStores{Agents: st, Evaluations: st, Jobs: st, Sessions: st}))
 	return &signInEnv{gh: gh, repo: repo, base: srv.URL, dbPath: dbPath, logs: logs}
 }
 

@@ -98,15 +98,17 @@ func TestSockPuppetsCannotProctor(t *testing.T) {
 			who  *testAgent
 			code string
 		}{{puppet, "same_owner"}, {unclaimed, "proctor_unclaimed"}, {unqualified, "proctor_not_qualified"}} {
-			var p pendingBody
-			tt.who.call("GET", ev+"/pending-proctor", "", &p)
-			if len(p.Pending) != 0 {
-				t.Errorf("%s sees %+v pending; want nothing", tt.who.name, p.Pending)
-			}
-			var e errorResponse
-			if code := tt.who.call("POST", ev+"/proctor/claim", claim, &e); code != 403 || e.ErrorDetail.Code != tt.code {
-				t.Errorf("%s claims: %d %s, want 403 %s", tt.who.name, code, e.ErrorDetail.Code, tt.code)
-			}
+			t.Run(tt.who.name, func(t *testing.T) {
+				var p pendingBody
+				tt.who.call("GET", ev+"/pending-proctor", "", &p)
+				if len(p.Pending) != 0 {
+					t.Errorf("sees %+v pending; want nothing", p.Pending)
+				}
+				var e errorResponse
+				if code := tt.who.call("POST", ev+"/proctor/claim", claim, &e); code != 403 || e.ErrorDetail.Code != tt.code {
+					t.Errorf("claims: got %d %s, want 403 %s", code, e.ErrorDetail.Code, tt.code)
+				}
+			})
 		}
 		var p pendingBody
 		first.call("GET", ev+"/pending-proctor", "", &p)

@@ -316,7 +316,7 @@ func (s *Server) listVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	versions, err := s.store.Versions(ctx, e.ID)
+	versions, err := s.catalog.registry.Versions(ctx, e.ID)
 	if err != nil {
 		return err
 	}

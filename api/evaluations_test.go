@@ -25,13 +25,15 @@ func TestListEvaluations(t *testing.T) {
 			{"?type=simple_pass_fail&status=all", "alpha,beta,gamma"},
 			{"?type=agent_certification", ""},
 		} {
-			var got evaluationList
-			if resp := c.get("/api/v1/evaluations"+tt.query, &got); resp.StatusCode != http.StatusOK || !got.Success {
-				t.Fatalf("%s: %d", tt.query, resp.StatusCode)
-			}
-			if got.ids() != tt.want {
-				t.Errorf("%s: %s, want %s", tt.query, got.ids(), tt.want)
-			}
+			t.Run("list"+tt.query, func(t *testing.T) {
+				var got evaluationList
+				if resp := c.get("/api/v1/evaluations"+tt.query, &got); resp.StatusCode != http.StatusOK || !got.Success {
+					t.Fatalf("got %d, want 200", resp.StatusCode)
+				}
+				if got.ids() != tt.want {
+					t.Errorf("got %s, want %s", got.ids(), tt.want)
+				}
+			})
 		}
 		var got evaluationList
 		c.get("/api/v1/evaluations?status=all", &got)

@@ -17,7 +17,7 @@ func (s *Server) healthz(c echo.Context) error {
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
+	if err := s.catalog.registry.Reachable(ctx); err != nil {
 		s.log.Warn("not ready", "error", err)
 		c.Response().Header().Set("Retry-After", "5")
 		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Checks: map[string]string{"database": "unreachable"}})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/registrytest"
 )
 
 // openLive is a live SIP that seats unclaimed agents; named, when set,
@@ -77,7 +77,7 @@ func TestRevokedQualificationEndsGrading(t *testing.T) {
 		if code := proc.call("POST", ev+"/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, st.RegistrationID), nil); code != 201 {
 			t.Fatalf("claim: %d", code)
 		}
-		if err := s.(evaluation.Store).RevokeResult(t.Context(), qual.Result.ID, "found cheating", time.Now()); err != nil {
+		if err := s.(registrytest.FullStore).RevokeResult(t.Context(), qual.Result.ID, "found cheating", time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		var e errorResponse
@@ -160,10 +160,12 @@ func TestUnclaimedProctoredAttemptEnds(t *testing.T) {
 			a  *testAgent
 			st *liveStart
 		}{{lonely, &st}, {claimed, &other}} {
-			c.a.call("POST", ev+"/register", "", nil)
-			if code := c.a.call("POST", ev+"/start", "", c.st); code != 200 || c.st.Status != "awaiting_proctor" {
-				t.Fatalf("start: %d %+v", code, c.st)
-			}
+			t.Run(c.a.name, func(t *testing.T) {
+				c.a.call("POST", ev+"/register", "", nil)
+				if code := c.a.call("POST", ev+"/start", "", c.st); code != 200 || c.st.Status != "awaiting_proctor" {
+					t.Fatalf("start: got %d %+v, want 200 awaiting_proctor", code, c.st)
+				}
+			})
 		}
 		if code := proc.call("POST", ev+"/proctor/claim", fmt.Sprintf(`{"registration_id":%q}`, other.RegistrationID), nil); code != 201 {
 			t.Fatalf("claim: %d", code)

@@ -36,21 +36,23 @@ func TestJudgeOutageIsWaitedOut(t *testing.T) {
 				w.judge.set("down")
 			}},
 		} {
-			tt.down()
-			// Far more tries than the five unusable answers a job is
-			// allowed, over 50 minutes: still inside the outage window.
-			for range 10 {
-				w.work(t)
-				w.clock.Advance(150 * time.Second)
-			}
-			var job jobBody
-			a.call("GET", q.PollURL, "", &job)
-			if job.Job.Status != "submitted" || job.Result != nil || !strings.HasPrefix(job.Job.Note, tt.wantNote) {
-				t.Fatalf("%s: job %+v; want it waiting with a note starting %q", tt.name, job.Job, tt.wantNote)
-			}
-			if h := w.worker.Health(); h.Up || h.Outages["unreachable"] == 0 {
-				t.Errorf("%s: health %+v; want down, with refused connections counted", tt.name, h)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				tt.down()
+				// Far more tries than the five unusable answers a job is
+				// allowed, over 50 minutes: still inside the outage window.
+				for range 10 {
+					w.work(t)
+					w.clock.Advance(150 * time.Second)
+				}
+				var job jobBody
+				a.call("GET", q.PollURL, "", &job)
+				if job.Job.Status != "submitted" || job.Result != nil || !strings.HasPrefix(job.Job.Note, tt.wantNote) {
+					t.Fatalf("got job %+v; want it waiting with a note starting %q", job.Job, tt.wantNote)
+				}
+				if h := w.worker.Health(); h.Up || h.Outages["unreachable"] == 0 {
+					t.Errorf("got health %+v; want down, with refused connections counted", h)
+				}
+			})
 		}
 		w.judge.set("good")
 		w.clock.Advance(2 * time.Minute)

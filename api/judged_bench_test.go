@@ -13,6 +13,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/registrytest"
 )
 
 // slowJudge answers like a judge that thinks for delay per call.
@@ -42,8 +43,9 @@ func BenchmarkCertificationJobs(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: []registry.File{cert}, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			svc := evaluation.New(evaluation.Config{Versions: s, Agents: s.(registry.AgentStore), Registrations: s.(evaluation.Store),
-				Jobs: s.(evaluation.JobStore), JudgeConfigured: true})
+			full := s.(registrytest.FullStore)
+			svc := evaluation.New(evaluation.Config{Versions: full, Agents: full, Attempts: full, Challenges: full, Results: full, Revocations: full, Presented: full,
+				Jobs: s.(jobStore), Judging: s.(jobStore), JudgeConfigured: true})
 			round := 0
 			for b.Loop() {
 				round++
@@ -54,7 +56,7 @@ func BenchmarkCertificationJobs(b *testing.B) {
 				done := make(chan struct{})
 				go func() { defer close(done); w.Run(ctx) }()
 				for {
-					st, err := s.(evaluation.JobStore).JobStats(b.Context())
+					st, err := s.(jobStore).JobStats(b.Context())
 					if err != nil {
 						b.Fatal(err)
 					}

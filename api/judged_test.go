@@ -353,7 +353,7 @@ func TestJudgingWaitsForAJudgeAndFailsForGood(t *testing.T) {
 		}
 		// A crashed worker's job is taken again when its lease runs out.
 		q = a.benchmark(t, true)
-		if _, err := s.(evaluation.JobStore).ClaimJob(t.Context(), w.clock.Now(), w.clock.Now().Add(time.Minute)); err != nil {
+		if _, err := s.(jobStore).ClaimJob(t.Context(), w.clock.Now(), w.clock.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		w.judge.set("good")

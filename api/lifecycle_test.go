@@ -18,6 +18,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/stats"
 )
@@ -98,13 +99,13 @@ func newWorldWith(t *testing.T, s registry.Store, configure func(*api.Config), r
 	mode := &judgeMode{mode: "good"}
 	js := httptest.NewServer(mode)
 	t.Cleanup(js.Close)
-	cfg := api.Config{Store: s, Stats: s.(stats.Source), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
+	cfg := api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), clk.Now), Now: clk.Now, Logger: slog.New(slog.DiscardHandler),
 		SealingKey: bundledKey(t), SealingKeyIsDevelopment: true}
 	if configure != nil {
 		configure(&cfg)
 	}
-	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store),
-		Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
+	cfg = withRuntime(cfg, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore),
+		Jobs: s.(jobStore), Sessions: s.(sessionStore)}, append([]func(*evaluation.Config){func(c *evaluation.Config) { c.JudgeConfigured = true }, withOEmbed(oe.URL)}, runtime...)...)
 	srv := httptest.NewServer(api.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	w := &evaluation.Worker{Service: cfg.Service, Judge: &judge.Client{URL: js.URL, Model: "fake-judge"}}
@@ -357,10 +358,12 @@ func TestPoAWRules(t *testing.T) {
 			{"/api/v1/evaluations/poaw/start", ""},
 			{"/api/v1/evaluations/poaw/submit", `{"challenge_id":"` + first.Challenge.ID + `","hash":"x"}`},
 		} {
-			var e errorResponse
-			if code := b.call("POST", tt.path, tt.body, &e); code != 409 || e.ErrorDetail.Code != "not_registered" {
-				t.Errorf("%s without a registration: %d %+v, want 409 not_registered", tt.path, code, e)
-			}
+			t.Run(tt.path, func(t *testing.T) {
+				var e errorResponse
+				if code := b.call("POST", tt.path, tt.body, &e); code != 409 || e.ErrorDetail.Code != "not_registered" {
+					t.Errorf("without a registration: got %d %+v, want 409 not_registered", code, e)
+				}
+			})
 		}
 		b.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
 		if code := b.call("POST", "/api/v1/evaluations/poaw/submit", `{"challenge_id":"ch_none","hash":"x"}`, nil); code != 404 {
@@ -401,10 +404,12 @@ func TestPoAWRules(t *testing.T) {
 			{"oversized", `{"hash":"` + strings.Repeat("h", 2<<20) + `"}`, bearer(a.key), 413},
 			{"no key", `{}`, jsonHeader, 401},
 		} {
-			a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
-			if code := w.Do("POST", "/api/v1/evaluations/poaw/submit", strings.NewReader(tt.body), tt.h, nil).StatusCode; code != tt.status {
-				t.Errorf("%s: %d, want %d", tt.name, code, tt.status)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				a.call("POST", "/api/v1/evaluations/poaw/register", "", nil)
+				if code := w.Do("POST", "/api/v1/evaluations/poaw/submit", strings.NewReader(tt.body), tt.h, nil).StatusCode; code != tt.status {
+					t.Errorf("got %d, want %d", code, tt.status)
+				}
+			})
 		}
 	})
 }
@@ -428,10 +433,12 @@ func TestRegistrationRules(t *testing.T) {
 			{"/api/v1/evaluations/ai-safety-benchmark/register", 403, "claim_required"}, // points for fixed answers: claimed agents only
 			{"/api/v1/evaluations/needs-poaw/register", 403, "prerequisites_not_met"},
 		} {
-			var e errorResponse
-			if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {
-				t.Errorf("%s: %d %+v", tt.path, code, e)
-			}
+			t.Run(tt.path, func(t *testing.T) {
+				var e errorResponse
+				if code := a.call("POST", tt.path, "", &e); code != tt.status || e.ErrorDetail.Code != tt.code {
+					t.Errorf("got %d %+v, want %d %s", code, e, tt.status, tt.code)
+				}
+			})
 		}
 		if code := a.call("DELETE", "/api/v1/evaluations/poaw/registration", "", nil); code != 409 {
 			t.Errorf("cancel without registration: %d", code)
@@ -571,10 +578,12 @@ func TestBodylessRequestsRefuseBodies(t *testing.T) {
 				{"unknown field", `{"evaluation_version":"0.0.1"}`, bearer(a.key), 400, "validation_failed"},
 				{"not an object", `[]`, bearer(a.key), 400, "validation_failed"},
 			} {
-				var e errorResponse
-				if code := w.Do(method, path, strings.NewReader(tt.body), tt.h, &e).StatusCode; code != tt.status || e.ErrorDetail.Code != tt.code {
-					t.Errorf("%s %s with %s body: %d %q; want %d %q", method, path, tt.name, code, e.ErrorDetail.Code, tt.status, tt.code)
-				}
+				t.Run(tt.name, func(t *testing.T) {
+					var e errorResponse
+					if code := w.Do(method, path, strings.NewReader(tt.body), tt.h, &e).StatusCode; code != tt.status || e.ErrorDetail.Code != tt.code {
+						t.Errorf("%s %s: got %d %q; want %d %q", method, path, code, e.ErrorDetail.Code, tt.status, tt.code)
+					}
+				})
 			}
 			if st, _, _ := a.status(t, "poaw"); st != "available" {
 				t.Fatalf("after refused %s %s the registration status is %q; want available", method, path, st)

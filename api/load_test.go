@@ -20,6 +20,7 @@ import (
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -94,7 +95,7 @@ func BenchmarkListEvaluations(b *testing.B) {
 				if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 					b.Fatal(err)
 				}
-				h = api.NewServer(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)})
+				h = api.NewServer(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)})
 			}
 			srv := httptest.NewServer(h)
 			defer srv.Close()
@@ -128,7 +129,7 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore)})))
+			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore)})))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: agents, MaxIdleConnsPerHost: agents}
 			defer tr.CloseIdleConnections()
@@ -229,7 +230,7 @@ func runFlows(b *testing.B, hc *http.Client, base string, keys []string, d time.
 // floorFlows makes the store calls of the flow directly.
 func floorFlows(b *testing.B, s registry.Store, agents int, d time.Duration) float64 {
 	ctx := b.Context()
-	as, es := s.(registry.AgentStore), s.(evaluation.Store)
+	as, es := s.(registry.AgentStore), s.(registrytest.FullStore)
 	poaw, err := s.Entry(ctx, "poaw")
 	if err != nil {
 		b.Fatal(err)

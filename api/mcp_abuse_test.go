@@ -178,10 +178,12 @@ func TestMCPRefusesWhatHTTPRefuses(t *testing.T) {
 				"a NUL in an id":          {"get_evaluation", a{"ref": "po\x00aw"}, "ref"},
 				"an id too long":          {"get_evaluation", a{"ref": strings.Repeat("x", 201)}, "ref"},
 			} {
-				e := owner.call(c.tool, c.args, nil)
-				if e == nil || e.ErrorDetail.Code != "validation_failed" || e.ErrorDetail.Field != c.field {
-					t.Errorf("%s: %+v, want validation_failed on %q", name, e, c.field)
-				}
+				t.Run(name, func(t *testing.T) {
+					e := owner.call(c.tool, c.args, nil)
+					if e == nil || e.ErrorDetail.Code != "validation_failed" || e.ErrorDetail.Field != c.field {
+						t.Errorf("got %+v, want validation_failed on %q", e, c.field)
+					}
+				})
 			}
 			// What the API itself refuses, it refuses alike.
 			for name, c := range map[string]twin{

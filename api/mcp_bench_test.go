@@ -18,7 +18,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/registrytest"
 )
 
 // mcpBenchServer is sip serve's API on SQLite with the bundled SIPs, and
@@ -32,8 +32,8 @@ func mcpBenchServer(b *testing.B) (*httptest.Server, string) {
 	if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	cfg := withRuntime(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler), SealingKey: bundledKey(b), SealingKeyIsDevelopment: true},
-		runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})
+	cfg := withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler), SealingKey: bundledKey(b), SealingKeyIsDevelopment: true},
+		runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(sessionStore)})
 	srv := httptest.NewServer(api.NewServer(cfg))
 	b.Cleanup(srv.Close)
 	resp, err := http.Post(srv.URL+"/api/v1/agents/register", "application/json", strings.NewReader(`{"name":"bench-agent"}`))

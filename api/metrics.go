@@ -83,15 +83,10 @@ func (m *metrics) observe(method, route string, status int, elapsed time.Duratio
 // collectors (sync counts, the bot's queue) to /metrics.
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
 
-// jobStatser is what the job collector reads.
-type jobStatser interface {
-	JobStats(ctx context.Context) (evaluation.JobStats, error)
-}
-
 // jobCollector reads the judging queue when /metrics is scraped, so every
 // replica reports the one queue they share.
 type jobCollector struct {
-	source jobStatser
+	source *evaluation.Service
 	now    func() time.Time
 }
 

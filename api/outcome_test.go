@@ -81,30 +81,32 @@ func TestFiftySubmitsOfOneAttempt(t *testing.T) {
 			{"poaw", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, challenge, hash)},
 			{"mc-only", `{"answers":{"q1":"A"}}`},
 		} {
-			codes := map[int]int{}
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			for range 50 {
-				wg.Go(func() {
-					code := a.call("POST", "/api/v1/evaluations/"+tt.id+"/submit", tt.body, nil)
-					mu.Lock()
-					codes[code]++
-					mu.Unlock()
-				})
-			}
-			wg.Wait()
-			refused := 0
-			for code, n := range codes {
-				if code >= 400 && code < 500 {
-					refused += n
+			t.Run(tt.id, func(t *testing.T) {
+				codes := map[int]int{}
+				var mu sync.Mutex
+				var wg sync.WaitGroup
+				for range 50 {
+					wg.Go(func() {
+						code := a.call("POST", "/api/v1/evaluations/"+tt.id+"/submit", tt.body, nil)
+						mu.Lock()
+						codes[code]++
+						mu.Unlock()
+					})
 				}
-			}
-			if codes[201] != 1 || refused != 49 {
-				t.Errorf("%s: answers %v; want one 201 and 49 refusals", tt.id, codes)
-			}
-			if got := a.outcomes(t, tt.id); !equal(got, []string{"passed"}) {
-				t.Errorf("%s outcomes %v, want one pass", tt.id, got)
-			}
+				wg.Wait()
+				refused := 0
+				for code, n := range codes {
+					if code >= 400 && code < 500 {
+						refused += n
+					}
+				}
+				if codes[201] != 1 || refused != 49 {
+					t.Errorf("got answers %v; want one 201 and 49 refusals", codes)
+				}
+				if got := a.outcomes(t, tt.id); !equal(got, []string{"passed"}) {
+					t.Errorf("got outcomes %v, want one pass", got)
+				}
+			})
 		}
 	})
 }
@@ -353,14 +355,17 @@ func TestAnonymousReadsOfAPassFailResult(t *testing.T) {
 		}
 		for who, read := range readers {
 			for _, r := range []struct {
-				a  *testAgent
-				id string
-			}{{failer, failed.Result.ID}, {passer, passed.Result.ID}} {
-				for _, p := range paths(r.a, r.id) {
-					if body := read(p); scoreRE.MatchString(body) {
-						t.Errorf("%s reads a score at %s: %q", who, p, scoreRE.FindString(body))
+				name string
+				a    *testAgent
+				id   string
+			}{{"failed", failer, failed.Result.ID}, {"passed", passer, passed.Result.ID}} {
+				t.Run(who+" reads the "+r.name+" attempt", func(t *testing.T) {
+					for _, p := range paths(r.a, r.id) {
+						if body := read(p); scoreRE.MatchString(body) {
+							t.Errorf("%s: got a score %q, want none", p, scoreRE.FindString(body))
+						}
 					}
-				}
+				})
 			}
 		}
 		for _, p := range paths(failer, failed.Result.ID)[:3] {

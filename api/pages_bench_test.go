@@ -40,7 +40,7 @@ func BenchmarkPages(b *testing.B) {
 					}
 					full := s.(registrytest.FullStore)
 					seedPasses(b, full, 20)
-					h = api.NewServer(withRuntime(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore)}))
+					h = api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore)}))
 				}
 				srv := httptest.NewServer(h)
 				defer srv.Close()

@@ -13,7 +13,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
-	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/stats"
 )
 
@@ -37,8 +37,8 @@ var echoParam = regexp.MustCompile(`:([a-z]+)`)
 func TestEveryRouteDocumented(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
-	srv := api.NewServer(withRuntime(api.Config{Store: s, Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler),
-		Webhook: func(echo.Context) error { return nil }, LegacyVetting: api.LegacyVetting{Sunset: time.Now().AddDate(1, 0, 0)}}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(evaluation.Store), Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)}))
+	srv := api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), nil), Logger: slog.New(slog.DiscardHandler),
+		Webhook: func(echo.Context) error { return nil }, LegacyVetting: api.LegacyVetting{Sunset: time.Now().AddDate(1, 0, 0)}}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore), Sessions: s.(sessionStore)}))
 	served := map[string]bool{}
 	for _, r := range srv.Routes() {
 		method, path := r[0], echoParam.ReplaceAllString(r[1], "{$1}")

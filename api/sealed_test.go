@@ -151,24 +151,26 @@ func TestSealedToAnotherKey(t *testing.T) {
 					{"anyone", func(out any) int { return w.Get("/api/v1/evaluations", out).StatusCode }},
 					{"an agent", func(out any) int { return a.call("GET", "/api/v1/evaluations", "", out) }},
 				} {
-					var l listing
-					if code := who.get(&l); code != 200 {
-						t.Fatalf("listing for %s: %d", who.name, code)
-					}
-					found := false
-					for _, e := range l.Evaluations {
-						if e.ID != "sealed-quiz-2" {
-							continue
+					t.Run(who.name, func(t *testing.T) {
+						var l listing
+						if code := who.get(&l); code != 200 {
+							t.Fatalf("listing: got %d, want 200", code)
 						}
-						found = true
-						if e.CanRegister || e.Reason == nil || e.Reason.Code != "evaluation_unavailable" ||
-							!strings.Contains(e.Reason.Message, tt.want) || e.Reason.Hint == "" {
-							t.Errorf("listing for %s: can_register %v, reason %+v; want evaluation_unavailable saying %q", who.name, e.CanRegister, e.Reason, tt.want)
+						found := false
+						for _, e := range l.Evaluations {
+							if e.ID != "sealed-quiz-2" {
+								continue
+							}
+							found = true
+							if e.CanRegister || e.Reason == nil || e.Reason.Code != "evaluation_unavailable" ||
+								!strings.Contains(e.Reason.Message, tt.want) || e.Reason.Hint == "" {
+								t.Errorf("got can_register %v, reason %+v; want evaluation_unavailable saying %q", e.CanRegister, e.Reason, tt.want)
+							}
 						}
-					}
-					if !found {
-						t.Errorf("listing for %s: sealed-quiz-2 not listed", who.name)
-					}
+						if !found {
+							t.Errorf("sealed-quiz-2 not listed; want it listed unavailable")
+						}
+					})
 				}
 
 				var e errorResponse

@@ -1,9 +1,11 @@
 // Package api is sip's HTTP server: the read API of the registry, the
 // agents' evaluation API, the web pages and the GitHub App's webhook,
 // with one error model, request ids, structured logs and Prometheus
-// metrics. It adapts HTTP only: each handler decodes a request, calls the
-// evaluation service (registry/evaluation, which decides every rule an
-// agent meets) or reads the registry's catalog, and encodes the answer.
+// metrics. It adapts HTTP only: each handler decodes a request, calls a
+// service that cmd/sip built over the store (the evaluation service in
+// registry/evaluation, which decides every rule an agent meets; the
+// registry's catalogue, registry.Catalog; the statistics, stats.Service),
+// and encodes the answer. It holds no store (boundary_test.go).
 package api
 
 import (
@@ -18,16 +20,19 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sipregistry/sip/api/mcp"
+	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/ratelimit"
 	"github.com/sipregistry/sip/registry/seal"
 	"github.com/sipregistry/sip/registry/stats"
 )
 
 // Config is what the server is built from.
 type Config struct {
-	// Store is the registry database, read for the catalog of SIPs.
-	Store registryReader
+	// Catalog is the registry's catalogue of SIPs (cmd/sip builds it over
+	// the store); every server has one.
+	Catalog *registry.Catalog
 	// Service is the evaluation service every endpoint about agents,
 	// attempts, results, jobs and sessions calls (cmd/sip builds it, with
 	// the judge worker and the sweeper). What it serves (its Serves) says
@@ -43,9 +48,9 @@ type Config struct {
 	// PublicRate limits unauthenticated writes (agent registration and
 	// claims) per client address and minute; 0 means 20.
 	PublicRate int
-	// Limiter keeps the rate limits' counts: NewSharedLimiter over the
+	// Limiter keeps the rate limits' counts: ratelimit.NewShared over the
 	// database for replicas that must share them (PostgreSQL); nil keeps
-	// them in this process (NewMemoryLimiter).
+	// them in this process (ratelimit.NewMemory).
 	Limiter Limiter
 	// Logger receives one line per request and every server-side failure.
 	Logger *slog.Logger
@@ -78,9 +83,9 @@ type Config struct {
 	// SealingKeyIsDevelopment says SealingKey is sip's bundled development
 	// key, whose private half is public.
 	SealingKeyIsDevelopment bool
-	// Stats reads what the statistics pages and /metrics count; without
-	// it there are none.
-	Stats stats.Source
+	// Stats computes what the statistics pages and /metrics show;
+	// without it there are none.
+	Stats *stats.Service
 	// Issuer signs passes as Open Badges credentials and publishes its
 	// keys at /.well-known/did.json; without one, no credentials.
 	Issuer *credential.Issuer
@@ -97,7 +102,6 @@ const WebhookPath = "/webhooks/github"
 
 // Server serves the API.
 type Server struct {
-	store        registryReader
 	runtime      *evaluation.Service
 	serves       evaluation.Serves
 	members      memberCache
@@ -115,7 +119,7 @@ type Server struct {
 	sealing      *seal.Key
 	sealingDev   bool
 	issuer       *credential.Issuer
-	stats        *statsCache
+	stats        *stats.Service
 	agentIndex   *agentIndex
 	mcp          *mcp.Server
 	listsMu      sync.Mutex
@@ -133,7 +137,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: cfg.Store, runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version, readyDetails: cfg.ReadyDetails,
+	s := &Server{runtime: cfg.Service, log: log, metrics: newMetrics(), version: cfg.Version, readyDetails: cfg.ReadyDetails,
 		baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), now: cfg.Now,
 		sealing: cfg.SealingKey, sealingDev: cfg.SealingKeyIsDevelopment, issuer: cfg.Issuer, proposals: cfg.Proposals}
 	if s.now == nil {
@@ -141,7 +145,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s.limiter = cfg.Limiter
 	if s.limiter == nil {
-		s.limiter = NewMemoryLimiter(s.now)
+		s.limiter = ratelimit.NewMemory(s.now)
 	}
 	if s.runtime != nil {
 		s.serves = s.runtime.Serves()
@@ -149,12 +153,12 @@ func NewServer(cfg Config) *Server {
 	if s.serves.Jobs {
 		s.metrics.registry.MustRegister(&jobCollector{source: s.runtime, now: s.now})
 	}
-	s.catalog = &catalog{store: cfg.Store, metrics: s.metrics}
+	s.catalog = &catalog{registry: cfg.Catalog, metrics: s.metrics}
 	if s.serves.Agents {
 		s.agentIndex = &agentIndex{load: s.runtime.PublicAgents, now: s.now}
 	}
 	if cfg.Stats != nil {
-		s.stats = newStatsCache(cfg.Stats, s.now)
+		s.stats = cfg.Stats
 		s.metrics.registry.MustRegister(&overviewCollector{server: s})
 	}
 	s.markdown, s.commitURL, s.sourceBranch = newMarkdown(), cfg.CommitURL, cfg.SourceBranch

@@ -64,14 +64,16 @@ func TestErrorModel(t *testing.T) {
 		{"POST", "/api/v1/evaluations", 405, "method_not_allowed"},
 		{"DELETE", "/api/v1/evaluations/poaw", 405, "method_not_allowed"},
 	} {
-		var e errorResponse
-		resp := c.do(tt.method, tt.path, nil, nil, &e)
-		if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code || e.Success || e.Error == "" {
-			t.Errorf("%s %s: %d %+v", tt.method, tt.path, resp.StatusCode, e)
-		}
-		if resp.Header.Get("X-Request-Id") != e.RequestID {
-			t.Errorf("header and body request ids differ")
-		}
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			var e errorResponse
+			resp := c.do(tt.method, tt.path, nil, nil, &e)
+			if resp.StatusCode != tt.status || e.ErrorDetail.Code != tt.code || e.Success || e.Error == "" {
+				t.Errorf("got %d %+v, want %d %s with a request id", resp.StatusCode, e, tt.status, tt.code)
+			}
+			if resp.Header.Get("X-Request-Id") != e.RequestID {
+				t.Errorf("header request id %q, want the body's %q", resp.Header.Get("X-Request-Id"), e.RequestID)
+			}
+		})
 	}
 }
 
@@ -134,7 +136,7 @@ func TestUnavailableAndInternal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var logs strings.Builder
-			srv := httptest.NewServer(api.NewServer(api.Config{Store: tt.store, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+			srv := httptest.NewServer(api.NewServer(api.Config{Catalog: registry.NewCatalog(tt.store), Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 			defer srv.Close()
 			c := &client{Client: apitest.New(t, srv.URL), srv: srv}
 			var e errorResponse

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/ratelimit"
 )
 
 type sessionView struct {
@@ -180,7 +181,7 @@ func (s *Server) postMessage(c echo.Context, a *registry.Agent) error {
 		key string
 		who string
 	}{{agentPosts, a.ID, "you post"}, {sessionPosts, sess.ID, "this session takes"}} {
-		ok, wait, err := s.limiter.Allow(c.Request().Context(), l.lim, l.key)
+		ok, wait, err := s.limiter.Allow(c.Request().Context(), ratelimit.Limit(l.lim), l.key)
 		if err != nil {
 			return err
 		}

@@ -90,14 +90,14 @@ func BenchmarkMessageFanout(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				sess, err := s.(evaluation.SessionStore).JoinLive(ctx, &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID,
+				sess, err := s.(sessionStore).JoinLive(ctx, &evaluation.Session{ID: registry.NewID("ses_"), EvaluationID: e.ID,
 					MinParticipants: 2, MaxParticipants: 2}, reg, 10*time.Hour, time.Now())
 				if err != nil {
 					b.Fatal(err)
 				}
 				members = append(members, member{creds.APIKey, sess.ID})
 			}
-			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore), Sessions: s.(sessionStore)})))
 			defer srv.Close()
 			tr := &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000}
 			defer tr.CloseIdleConnections()

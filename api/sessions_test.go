@@ -208,9 +208,11 @@ func TestProctoredEvaluationEndToEnd(t *testing.T) {
 			"unknown field": {`{"content":"x","role":"proctor"}`, 400},
 			"malformed":     {`{"content":`, 400},
 		} {
-			if code := cand.call("POST", sess+"/messages", tc.body, nil); code != tc.want {
-				t.Errorf("%s: %d, want %d", name, code, tc.want)
-			}
+			t.Run(name, func(t *testing.T) {
+				if code := cand.call("POST", sess+"/messages", tc.body, nil); code != tc.want {
+					t.Errorf("got %d, want %d", code, tc.want)
+				}
+			})
 		}
 		var list struct {
 			Messages []struct {
@@ -800,20 +802,22 @@ func TestSessionEndpointsRefuseBadInput(t *testing.T) {
 			{"messages of a session that does not exist", cand, "POST", ev + "/sessions/ses_nope/messages", `{"content":"x"}`, json, 404},
 			{"my sessions without a key", anon, "GET", "/api/v1/agents/me/sessions", "", nil, 401},
 		} {
-			h := http.Header{}
-			for k, v := range tc.header {
-				h[k] = v
-			}
-			if tc.who.key != "" {
-				h.Set("Authorization", "Bearer "+tc.who.key)
-			}
-			var body io.Reader
-			if tc.body != "" {
-				body = strings.NewReader(tc.body)
-			}
-			if resp := w.Do(tc.method, tc.path, body, h, nil); resp.StatusCode != tc.want {
-				t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
-			}
+			t.Run(tc.name, func(t *testing.T) {
+				h := http.Header{}
+				for k, v := range tc.header {
+					h[k] = v
+				}
+				if tc.who.key != "" {
+					h.Set("Authorization", "Bearer "+tc.who.key)
+				}
+				var body io.Reader
+				if tc.body != "" {
+					body = strings.NewReader(tc.body)
+				}
+				if resp := w.Do(tc.method, tc.path, body, h, nil); resp.StatusCode != tc.want {
+					t.Errorf("got %d, want %d", resp.StatusCode, tc.want)
+				}
+			})
 		}
 		// Nothing was claimed or graded by any of that.
 		var pending struct {

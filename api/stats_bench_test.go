@@ -51,7 +51,7 @@ func BenchmarkStatsPages(b *testing.B) {
 			var ts func(time.Time) any
 			full, bulk, ts = statsStore(b, name)
 			seedStatistics(b, full, bulk, ts, sips, agents, results)
-			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: full, Stats: full, Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: full.(evaluation.JobStore)})))
+			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(full), Stats: stats.NewService(full, nil), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: full, Evaluations: full, Jobs: full.(jobStore)})))
 			defer srv.Close()
 			srvURL = srv.URL
 			b.Run(name+"/compute-evaluation", func(b *testing.B) {

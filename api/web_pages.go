@@ -248,7 +248,7 @@ func (s *Server) evaluationDetail(c echo.Context) error {
 			page.RequiredBy = append(page.RequiredBy, other)
 		}
 	}
-	versions, err := s.store.Versions(ctx, e.ID)
+	versions, err := s.catalog.registry.Versions(ctx, e.ID)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func (s *Server) evaluationStats(c echo.Context) error {
 	if !e.Type.IsEvaluation() {
 		return notFound(fmt.Sprintf("SIP-%d is a process SIP: nobody takes it, so it has no statistics", e.Number), "See /evaluations for the evaluations.")
 	}
-	f, err := s.stats.evaluation(ctx, e.ID)
+	f, err := s.stats.Evaluation(ctx, e.ID)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (s *Server) registryStats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, at, err := s.stats.totals(ctx, snap.generation)
+	t, at, err := s.stats.Totals(ctx, snap.generation)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (s *Server) overview(ctx context.Context) (*stats.Overview, time.Time, erro
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	t, at, err := s.stats.totals(ctx, snap.generation)
+	t, at, err := s.stats.Totals(ctx, snap.generation)
 	if err != nil {
 		return nil, time.Time{}, err
 	}

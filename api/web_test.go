@@ -93,7 +93,7 @@ func webServer(t *testing.T, s registry.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := s.(evaluation.JobStore)
+	jobs := s.(jobStore)
 	job, _, err := jobs.CreateJob(ctx, &evaluation.Job{ID: "job_ada_cert", RegistrationID: creg.ID, AgentID: ada.ID, EvaluationID: cert.ID,
 		Status: evaluation.JobPending, Nonce: "n", NonceExpiresAt: webT0.Add(time.Hour), CreatedAt: webT0})
 	if err != nil {
@@ -113,7 +113,7 @@ func webServer(t *testing.T, s registry.Store) string {
 	record(quiet, "poaw", "quiet_poaw", true, webT0.Add(3*time.Hour), 10)
 	// ada's proctored attempt, proctored by quiet: its page shows the
 	// conversation and the feedback.
-	sessions := s.(evaluation.SessionStore)
+	sessions := s.(sessionStore)
 	ns, err := s.Entry(ctx, "non-spamminess")
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,8 @@ func webServer(t *testing.T, s registry.Store) string {
 		5, webT0.Add(5*time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Store: s, Stats: s.(stats.Source), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: func() time.Time { return webT0.Add(72 * time.Hour) }, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(evaluation.JobStore), Sessions: s.(evaluation.SessionStore)})))
+	now := func() time.Time { return webT0.Add(72 * time.Hour) }
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Stats: stats.NewService(s.(stats.Source), now), Logger: slog.New(slog.DiscardHandler), Version: "test", SealingKey: bundledKey(t), Now: now, CommitURL: "https://github.com/octo-org/sips/commit/{sha}"}, runtimeStores{Agents: full, Evaluations: full, Jobs: s.(jobStore), Sessions: s.(sessionStore)})))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -201,23 +202,25 @@ func TestPagesGolden(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		base := webServer(t, s)
 		for _, p := range pages {
-			resp, body := getPage(t, base+p.path)
-			if resp.StatusCode != p.status {
-				t.Errorf("%s: status %d, want %d", p.path, resp.StatusCode, p.status)
-			}
-			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
-				t.Errorf("%s: Content-Type %q", p.path, ct)
-			}
-			for h, want := range map[string]string{"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff",
-				"Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY"} {
-				if !strings.Contains(resp.Header.Get(h), want) {
-					t.Errorf("%s: %s = %q", p.path, h, resp.Header.Get(h))
+			t.Run(p.path, func(t *testing.T) {
+				resp, body := getPage(t, base+p.path)
+				if resp.StatusCode != p.status {
+					t.Errorf("got status %d, want %d", resp.StatusCode, p.status)
 				}
-			}
-			if strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src") {
-				t.Errorf("%s: the CSP allows scripts", p.path)
-			}
-			golden(t, filepath.Join("testdata", "pages", p.golden+".html"), normalise(body))
+				if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+					t.Errorf("got Content-Type %q, want text/html", ct)
+				}
+				for h, want := range map[string]string{"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff",
+					"Referrer-Policy": "strict-origin-when-cross-origin", "X-Frame-Options": "DENY"} {
+					if !strings.Contains(resp.Header.Get(h), want) {
+						t.Errorf("got %s %q, want %q in it", h, resp.Header.Get(h), want)
+					}
+				}
+				if strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src") {
+					t.Errorf("got a CSP that allows scripts: %q", resp.Header.Get("Content-Security-Policy"))
+				}
+				golden(t, filepath.Join("testdata", "pages", p.golden+".html"), normalise(body))
+			})
 		}
 	})
 }

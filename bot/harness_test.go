@@ -27,6 +27,7 @@ import (
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
+	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
@@ -112,7 +113,7 @@ func newHarness(t testing.TB, store bot.Store, opts ...option) *harness {
 		t.Fatal(err)
 	}
 	h.app = app
-	h.srv = httptest.NewServer(api.NewServer(api.Config{Store: store, Webhook: app.Webhook, ReadyDetails: app.ReadyDetails}))
+	h.srv = httptest.NewServer(api.NewServer(api.Config{Catalog: registry.NewCatalog(store), Webhook: app.Webhook, ReadyDetails: app.ReadyDetails}))
 	t.Cleanup(h.srv.Close)
 	h.api = apitest.New(t, h.srv.URL)
 	return h

@@ -15,12 +15,14 @@ import (
 // somewhere outside the stores that implement it and their conformance
 // suite; a method nothing calls is a contract bigger than its consumers.
 // Calls are matched by method name, so a name used elsewhere can hide an
-// unused method, never the other way round.
+// unused method, never the other way round. Nor is a contract named after
+// its own package (evaluation.EvaluationStore).
 func TestNoUnusedContractMethods(t *testing.T) {
 	t.Parallel()
 	type method struct{ iface, name string }
 	var methods []method
 	called := map[string]bool{}
+	var stutters []string // contracts named after their package
 	fset := token.NewFileSet()
 	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -45,6 +47,10 @@ func TestNoUnusedContractMethods(t *testing.T) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.TypeSpec:
+				if name := n.Name.Name; isContract(name) && ast.IsExported(name) && len(name) > len(f.Name.Name) &&
+					strings.EqualFold(name[:len(f.Name.Name)], f.Name.Name) {
+					stutters = append(stutters, fset.Position(n.Pos()).String()+": "+f.Name.Name+"."+name)
+				}
 				it, ok := n.Type.(*ast.InterfaceType)
 				if !ok || implements || !isContract(n.Name.Name) {
 					return true
@@ -68,6 +74,9 @@ func TestNoUnusedContractMethods(t *testing.T) {
 	}
 	if len(methods) < 50 {
 		t.Fatalf("found %d contract methods; the walk is broken", len(methods))
+	}
+	for _, s := range stutters {
+		t.Errorf("%s: a contract named after its package stutters; name it after what it keeps", s)
 	}
 	for _, m := range methods {
 		t.Run(m.iface+"."+m.name, func(t *testing.T) {

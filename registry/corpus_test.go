@@ -92,12 +92,14 @@ func TestCorpusProblems(t *testing.T) {
 		{"evaluations/SIP-4.md", "field-alias", 15, "twitter_verification_handler"},
 		{"evaluations/SIP-5.md", "field-alias", 17, "non_spamminess_proctor_handler"},
 	} {
-		found := slices.ContainsFunc(problems, func(p registry.Problem) bool {
-			return p.Path == want.path && p.Rule == want.rule && p.Line == want.line && strings.Contains(p.Message, want.contains)
+		t.Run(want.path+" "+want.rule, func(t *testing.T) {
+			found := slices.ContainsFunc(problems, func(p registry.Problem) bool {
+				return p.Path == want.path && p.Rule == want.rule && p.Line == want.line && strings.Contains(p.Message, want.contains)
+			})
+			if !found {
+				t.Errorf("got no %s:%d [%s] …%s…; want it", want.path, want.line, want.rule, want.contains)
+			}
 		})
-		if !found {
-			t.Errorf("missing %s:%d [%s] …%s…", want.path, want.line, want.rule, want.contains)
-		}
 	}
 }
 

@@ -65,30 +65,32 @@ func TestSealedAnswersSayNothing(t *testing.T) {
 		// Answers the block may hold: each choice, and what is no choice.
 		answers := append(slices.Clone(choices), "decoy", "")
 		for _, place := range places {
-			var first []string
-			for j, answer := range answers {
-				s, err := seal.Seal(key.Recipient(), target, answer)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f := quizSIP(place.n, place.id, place.q, place.p, place.choices, s)
-				var said []string
-				for _, opts := range []registry.Options{{Dir: registry.DefaultDir}, {Dir: registry.DefaultDir, Key: key}} {
-					for _, p := range registry.Validate(registry.ParseFiles([]registry.File{f}), opts) {
-						said = append(said, p.String())
+			t.Run(place.name, func(t *testing.T) {
+				var first []string
+				for j, answer := range answers {
+					s, err := seal.Seal(key.Recipient(), target, answer)
+					if err != nil {
+						t.Fatal(err)
+					}
+					f := quizSIP(place.n, place.id, place.q, place.p, place.choices, s)
+					var said []string
+					for _, opts := range []registry.Options{{Dir: registry.DefaultDir}, {Dir: registry.DefaultDir, Key: key}} {
+						for _, p := range registry.Validate(registry.ParseFiles([]registry.File{f}), opts) {
+							said = append(said, p.String())
+						}
+					}
+					if j == 0 {
+						first = said
+						if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, registry.SealedUniform) }) {
+							t.Fatalf("round %d: got %q; want the uniform sealed-answer problem", i, said)
+						}
+						continue
+					}
+					if !slices.Equal(said, first) {
+						t.Fatalf("round %d: got checks that tell answer %d from answer 0:\n%q\n%q; want the same", i, j, said, first)
 					}
 				}
-				if j == 0 {
-					first = said
-					if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, registry.SealedUniform) }) {
-						t.Fatalf("round %d, %s: %q; want the uniform sealed-answer problem", i, place.name, said)
-					}
-					continue
-				}
-				if !slices.Equal(said, first) {
-					t.Fatalf("round %d, %s: the checks tell answer %d from answer 0:\n%q\n%q", i, place.name, j, said, first)
-				}
-			}
+			})
 		}
 		// In place, every answer among the choices says the same (nothing).
 		for _, answer := range choices {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -327,9 +328,11 @@ func TestAgentRules(t *testing.T) {
 		{[]string{"Assisted-by:"}, false},
 		{[]string{"I was assisted by nobody"}, false},
 	} {
-		if got := Discloses(p.Disclosure(), tc.texts...); got != tc.want {
-			t.Errorf("Discloses(%q) = %v, want %v", tc.texts, got, tc.want)
-		}
+		t.Run(strings.Join(tc.texts, " / "), func(t *testing.T) {
+			if got := Discloses(p.Disclosure(), tc.texts...); got != tc.want {
+				t.Errorf("Discloses(%q) = %v, want %v", tc.texts, got, tc.want)
+			}
+		})
 	}
 	d := Decision{State: Approved}
 	d.Block("no disclosure")

@@ -178,16 +178,18 @@ func TestPreCommitHook(t *testing.T) {
 		{"valid SIPs", map[string]string{one.Path: string(one.Content)}, 0},
 		{"an invalid SIP", map[string]string{one.Path: string(one.Content), bad.Path: string(bad.Content)}, exitData},
 	} {
-		repo := siptest.NewRepo(t, tt.files)
-		entry := strings.Fields(h.Entry)
-		if entry[0] != "sip" {
-			t.Fatalf("entry %q does not run sip", h.Entry)
-		}
-		cmd := exec.Command(sipBinary(t), append(entry[1:], h.Args...)...)
-		cmd.Dir = repo
-		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != tt.code {
-			t.Errorf("%s: exit %d, want %d\n%s", tt.name, cmd.ProcessState.ExitCode(), tt.code, out)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			repo := siptest.NewRepo(t, tt.files)
+			entry := strings.Fields(h.Entry)
+			if entry[0] != "sip" {
+				t.Fatalf("entry %q does not run sip", h.Entry)
+			}
+			cmd := exec.Command(sipBinary(t), append(entry[1:], h.Args...)...)
+			cmd.Dir = repo
+			out, _ := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != tt.code {
+				t.Errorf("got exit %d, want %d\n%s", cmd.ProcessState.ExitCode(), tt.code, out)
+			}
+		})
 	}
 }

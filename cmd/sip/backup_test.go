@@ -76,9 +76,11 @@ func TestBackupRefuses(t *testing.T) {
 		{[]string{"backup", "--db", "postgres://postgres@127.0.0.1:1/x", "out.db"}, "pg_dump"},
 		{[]string{"backup"}, "name one FILE"},
 	} {
-		if code, _, errOut := runSip(t, tt.args...); code != exitUsage || !strings.Contains(errOut, tt.want) {
-			t.Errorf("%v: exit %d %q; want %d naming %q", tt.args, code, errOut, exitUsage, tt.want)
-		}
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			if code, _, errOut := runSip(t, tt.args...); code != exitUsage || !strings.Contains(errOut, tt.want) {
+				t.Errorf("got exit %d %q; want %d naming %q", code, errOut, exitUsage, tt.want)
+			}
+		})
 	}
 }
 

@@ -342,20 +342,22 @@ func screenshots(t *testing.T, ctx context.Context, base, dir string) {
 			w, h   int64
 			mobile bool
 		}{{"wide", 1280, 900, false}, {"phone", 390, 844, true}} {
-			var png []byte
-			shot := chromedp.FullScreenshot(&png, 100)
-			if name == "docs-api" { // too long for one image: its first screen
-				shot = chromedp.CaptureScreenshot(&png)
-			}
-			err := chromedp.Run(ctx, chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)),
-				chromedp.Navigate(base+path), chromedp.WaitVisible("main", chromedp.ByQuery), shot)
-			if err != nil {
-				t.Fatalf("screenshot of %s: %v", path, err)
-			}
-			file := filepath.Join(dir, name+"-"+size.suffix+".png")
-			if err := os.WriteFile(file, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			t.Run(size.suffix, func(t *testing.T) {
+				var png []byte
+				shot := chromedp.FullScreenshot(&png, 100)
+				if name == "docs-api" { // too long for one image: its first screen
+					shot = chromedp.CaptureScreenshot(&png)
+				}
+				err := chromedp.Run(ctx, chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)),
+					chromedp.Navigate(base+path), chromedp.WaitVisible("main", chromedp.ByQuery), shot)
+				if err != nil {
+					t.Fatalf("screenshot of %s: %v", path, err)
+				}
+				file := filepath.Join(dir, name+"-"+size.suffix+".png")
+				if err := os.WriteFile(file, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			})
 		}
 	}
 	t.Logf("screenshots in %s", dir)

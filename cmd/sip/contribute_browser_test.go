@@ -25,7 +25,7 @@ func TestBrowserContribute(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
 	m := MustRunMain(t, &Main{})
-	run := func(what string, actions ...chromedp.Action) {
+	run := func(t *testing.T, what string, actions ...chromedp.Action) {
 		t.Helper()
 		if err := chromedp.Run(ctx, actions...); err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -37,32 +37,34 @@ func TestBrowserContribute(t *testing.T) {
 		name string
 		w, h int64
 	}{{"wide", 1280, 900}, {"phone", 390, 844}} {
-		// With the script: typing is enough.
-		run(size.name+": open the editor", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)),
-			chromedp.Navigate(m.URL+"/contribute/new?type=simple_pass_fail"), chromedp.WaitVisible("#f-id", chromedp.ByID))
-		run(size.name+": type", chromedp.SendKeys("#f-id", "greeting", chromedp.ByID), chromedp.SendKeys("#f-name", "Greeting", chromedp.ByID),
-			chromedp.SendKeys("#f-author", "Ada", chromedp.ByID),
-			chromedp.WaitVisible(`#results #check`, chromedp.ByQuery), chromedp.Text("#results", &text, chromedp.ByID))
-		if !strings.Contains(text, "passes the repository's rules") || !strings.Contains(text, "adds a new SIP") || !strings.Contains(text, "as it would be published") {
-			t.Errorf("%s: the live check reads\n%.600s", size.name, text)
-		}
-		run(size.name+": width", chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
-		if scrollWidth > int(size.w) {
-			t.Errorf("%s: the editor is %d px wide on a %d px screen", size.name, scrollWidth, size.w)
-		}
-		run(size.name+": a change", chromedp.Navigate(m.URL+"/evaluations/SIP-2"),
-			chromedp.Click(`//a[normalize-space()="Propose a change"]`, chromedp.NodeVisible), chromedp.WaitVisible("#file", chromedp.ByID),
-			chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
-		if scrollWidth > int(size.w) {
-			t.Errorf("%s: the change editor is %d px wide on a %d px screen", size.name, scrollWidth, size.w)
-		}
+		t.Run(size.name, func(t *testing.T) {
+			// With the script: typing is enough.
+			run(t, "open the editor", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)),
+				chromedp.Navigate(m.URL+"/contribute/new?type=simple_pass_fail"), chromedp.WaitVisible("#f-id", chromedp.ByID))
+			run(t, "type", chromedp.SendKeys("#f-id", "greeting", chromedp.ByID), chromedp.SendKeys("#f-name", "Greeting", chromedp.ByID),
+				chromedp.SendKeys("#f-author", "Ada", chromedp.ByID),
+				chromedp.WaitVisible(`#results #check`, chromedp.ByQuery), chromedp.Text("#results", &text, chromedp.ByID))
+			if !strings.Contains(text, "passes the repository's rules") || !strings.Contains(text, "adds a new SIP") || !strings.Contains(text, "as it would be published") {
+				t.Errorf("the live check reads\n%.600s", text)
+			}
+			run(t, "width", chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
+			if scrollWidth > int(size.w) {
+				t.Errorf("the editor is %d px wide on a %d px screen", scrollWidth, size.w)
+			}
+			run(t, "a change", chromedp.Navigate(m.URL+"/evaluations/SIP-2"),
+				chromedp.Click(`//a[normalize-space()="Propose a change"]`, chromedp.NodeVisible), chromedp.WaitVisible("#file", chromedp.ByID),
+				chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
+			if scrollWidth > int(size.w) {
+				t.Errorf("the change editor is %d px wide on a %d px screen", scrollWidth, size.w)
+			}
+		})
 	}
 
 	// Without JavaScript: the button posts the form and the server answers
 	// with the check and the preview.
-	run("turn scripts off", emulation.SetScriptExecutionDisabled(true), chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1)),
+	run(t, "turn scripts off", emulation.SetScriptExecutionDisabled(true), chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1)),
 		chromedp.Navigate(m.URL+"/contribute/new?type=simple_pass_fail"), chromedp.WaitVisible("#f-id", chromedp.ByID))
-	run("fill and check", chromedp.SendKeys("#f-id", "greeting", chromedp.ByID), chromedp.SendKeys("#f-name", "Greeting", chromedp.ByID),
+	run(t, "fill and check", chromedp.SendKeys("#f-id", "greeting", chromedp.ByID), chromedp.SendKeys("#f-name", "Greeting", chromedp.ByID),
 		chromedp.SendKeys("#f-author", "Ada", chromedp.ByID), chromedp.Click(`button[value="check"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#results #check`, chromedp.ByQuery), chromedp.Text("#results", &text, chromedp.ByID),
 		chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
@@ -71,7 +73,7 @@ func TestBrowserContribute(t *testing.T) {
 	}
 	if dir := os.Getenv("SIP_SCREENSHOTS"); dir != "" {
 		var png []byte
-		run("screenshot", chromedp.FullScreenshot(&png, 80))
+		run(t, "screenshot", chromedp.FullScreenshot(&png, 80))
 		os.WriteFile(filepath.Join(dir, "contribute-phone.png"), png, 0o644)
 	}
 	if scrollWidth > 390 {

@@ -46,12 +46,14 @@ func TestServeGitHubAppConfig(t *testing.T) {
 		{"bad repository", map[string]string{"SIP_GITHUB_APP_ID": "1", "SIP_GITHUB_WEBHOOK_SECRET": "s", "SIP_GITHUB_PRIVATE_KEY": "x",
 			"SIP_GITHUB_REPOSITORY": "just-a-name"}, ""},
 	} {
-		var out, errOut bytes.Buffer
-		env := env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tc.env[k] }}
-		code := run(context.Background(), env, []string{"serve", "--db", filepath.Join(t.TempDir(), "r.db"), "--addr", "127.0.0.1:0"})
-		if code != exitConfig || !strings.Contains(errOut.String(), tc.want) {
-			t.Errorf("%s: exit %d, stderr %q; want %d mentioning %q", tc.name, code, errOut.String(), exitConfig, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tc.env[k] }}
+			code := run(context.Background(), env, []string{"serve", "--db", filepath.Join(t.TempDir(), "r.db"), "--addr", "127.0.0.1:0"})
+			if code != exitConfig || !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("got exit %d, stderr %q; want %d mentioning %q", code, errOut.String(), exitConfig, tc.want)
+			}
+		})
 	}
 }
 
@@ -169,9 +171,11 @@ func TestCommitURL(t *testing.T) {
 		{map[string]string{"SIP_GITHUB_REPOSITORY": "octo/sips", "SIP_GITHUB_API_URL": "https://ghes.example/api/v3"}, "https://ghes.example/octo/sips/commit/{sha}"},
 		{map[string]string{"SIP_GITHUB_REPOSITORY": "octo/sips", "SIP_COMMIT_URL": "https://git.example/c/{sha}"}, "https://git.example/c/{sha}"},
 	} {
-		if got := commitURL(env{getenv: func(k string) string { return tc.env[k] }}); got != tc.want {
-			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
-		}
+		t.Run(fmt.Sprint(tc.env), func(t *testing.T) {
+			if got := commitURL(env{getenv: func(k string) string { return tc.env[k] }}); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -192,11 +196,13 @@ func TestServeSignInConfig(t *testing.T) {
 		{"a short key", map[string]string{"SIP_GITHUB_CLIENT_ID": "Iv1.x", "SIP_GITHUB_CLIENT_SECRET": "s", "SIP_SESSION_KEY": "hunter2-secret", "SIP_GITHUB_REPOSITORY": "o/r"}, "32 random bytes"},
 		{"no repository", map[string]string{"SIP_GITHUB_CLIENT_ID": "Iv1.x", "SIP_GITHUB_CLIENT_SECRET": "s", "SIP_SESSION_KEY": good}, "without SIP_GITHUB_REPOSITORY"},
 	} {
-		var out, errOut bytes.Buffer
-		env := env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tc.env[k] }}
-		code := run(context.Background(), env, []string{"serve", "--db", filepath.Join(t.TempDir(), "r.db"), "--addr", "127.0.0.1:0"})
-		if code != exitConfig || !strings.Contains(errOut.String(), tc.want) || strings.Contains(errOut.String(), "hunter2") {
-			t.Errorf("%s: exit %d, stderr %q; want %d mentioning %q", tc.name, code, errOut.String(), exitConfig, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tc.env[k] }}
+			code := run(context.Background(), env, []string{"serve", "--db", filepath.Join(t.TempDir(), "r.db"), "--addr", "127.0.0.1:0"})
+			if code != exitConfig || !strings.Contains(errOut.String(), tc.want) || strings.Contains(errOut.String(), "hunter2") {
+				t.Errorf("got exit %d, stderr %q; want %d mentioning %q", code, errOut.String(), exitConfig, tc.want)
+			}
+		})
 	}
 }

@@ -65,16 +65,18 @@ func TestImportSafeMolt(t *testing.T) {
 		{"again", []string{"import", "safemolt", "--from", from, "--db", db}, exitOK,
 			[]string{"written: 0 agents (0 renamed), 0 results (0 earned points); 20 already imported"}},
 	} {
-		code, out, errOut := runSip(t, tt.args...)
-		if code != tt.code {
-			t.Errorf("%s: exit %d, want %d\n%s%s", tt.name, code, tt.code, out, errOut)
-			continue
-		}
-		for _, want := range tt.out {
-			if !strings.Contains(out+errOut, want) {
-				t.Errorf("%s: output lacks %q:\n%s%s", tt.name, want, out, errOut)
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runSip(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("got exit %d, want %d\n%s%s", code, tt.code, out, errOut)
+				return
 			}
-		}
+			for _, want := range tt.out {
+				if !strings.Contains(out+errOut, want) {
+					t.Errorf("got output without %q, want it:\n%s%s", want, out, errOut)
+				}
+			}
+		})
 	}
 }
 

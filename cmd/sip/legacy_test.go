@@ -23,15 +23,17 @@ func TestLegacyVettingFromEnv(t *testing.T) {
 		{"not a date", map[string]string{"SIP_LEGACY_VETTING_SUNSET": "soon"}, time.Time{}, time.Time{}, true},
 		{"since alone", map[string]string{"SIP_LEGACY_VETTING_SINCE": "2026-12-01"}, time.Time{}, time.Time{}, true},
 	} {
-		e := env{getenv: func(k string) string { return tt.vars[k] }}
-		got, err := legacyVettingFromEnv(e)
-		if (err != nil) != tt.bad {
-			t.Errorf("%s: err = %v, want error %v", tt.name, err, tt.bad)
-			continue
-		}
-		if !tt.bad && (!got.Sunset.Equal(tt.sunset) || !got.Since.Equal(tt.since)) {
-			t.Errorf("%s: %+v, want sunset %v since %v", tt.name, got, tt.sunset, tt.since)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			e := env{getenv: func(k string) string { return tt.vars[k] }}
+			got, err := legacyVettingFromEnv(e)
+			if (err != nil) != tt.bad {
+				t.Errorf("got err = %v, want an error: %v", err, tt.bad)
+				return
+			}
+			if !tt.bad && (!got.Sunset.Equal(tt.sunset) || !got.Since.Equal(tt.since)) {
+				t.Errorf("got %+v, want sunset %v since %v", got, tt.sunset, tt.since)
+			}
+		})
 	}
 	// sip serve refuses a bad date before it starts.
 	var out, errOut bytes.Buffer

@@ -35,13 +35,15 @@ func TestCheckBaseURL(t *testing.T) {
 		{"0.0.0.0:8080", "https://sip.example.org/?a=b", false},
 		{"0.0.0.0:8080", "https://user:pw@sip.example.org", false},
 	} {
-		err := checkBaseURL(tt.addr, tt.base)
-		if (err == nil) != tt.ok {
-			t.Errorf("checkBaseURL(%q, %q) = %v, want ok %v", tt.addr, tt.base, err, tt.ok)
-		}
-		if err != nil && !strings.Contains(err.Error(), "SIP_BASE_URL") {
-			t.Errorf("checkBaseURL(%q, %q): %v does not name SIP_BASE_URL", tt.addr, tt.base, err)
-		}
+		t.Run(tt.addr+" "+tt.base, func(t *testing.T) {
+			err := checkBaseURL(tt.addr, tt.base)
+			if (err == nil) != tt.ok {
+				t.Errorf("checkBaseURL(%q, %q) = %v, want ok %v", tt.addr, tt.base, err, tt.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "SIP_BASE_URL") {
+				t.Errorf("checkBaseURL(%q, %q): %v does not name SIP_BASE_URL", tt.addr, tt.base, err)
+			}
+		})
 	}
 }
 

@@ -28,7 +28,9 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 	"github.com/sipregistry/sip/registry/proposal"
+	"github.com/sipregistry/sip/registry/ratelimit"
 	"github.com/sipregistry/sip/registry/seal"
+	"github.com/sipregistry/sip/registry/stats"
 )
 
 const serveAbout = `
@@ -339,7 +341,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// The evaluation service: every rule an agent meets, whatever the door
 	// (the HTTP API, the judge worker, the sweeper).
-	ec := evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st, JudgeConfigured: m.Judge != nil,
+	ec := evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st,
+		Sessions: st, Messages: st, Proctoring: st, Seats: st, JudgeConfigured: m.Judge != nil,
 		Posts:   &api.OEmbed{URL: m.OEmbedURL, Client: &http.Client{Timeout: 10 * time.Second}},
 		Issuers: webfetch.NewIssuers(webfetch.Client{}),
 		Build:   sipVersion(), RecordKey: recordKey, Credentials: webCredentialChecker(webfetch.Client{}, time.Now),
@@ -351,7 +354,9 @@ func (m *Main) Run(ctx context.Context) error {
 		ec.Key = key
 	}
 	svc := evaluation.New(ec)
-	cfg := api.Config{Store: st, Stats: st, Service: svc,
+	// The API takes services over the store, never the store: the
+	// registry's catalogue, the evaluation service, the statistics.
+	cfg := api.Config{Catalog: registry.NewCatalog(st), Stats: stats.NewService(st, time.Now), Service: svc,
 		Logger: log, Version: sipVersion(), BaseURL: m.BaseURL, CommitURL: m.CommitURL, SourceBranch: m.SourceBranch, TrustedProxies: m.TrustedProxies,
 		SealingKey: key, SealingKeyIsDevelopment: dev, Issuer: issuer, LegacyVetting: m.LegacyVetting}
 	if app != nil {
@@ -365,8 +370,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// Rate limits live where every replica sees them: in PostgreSQL. A
 	// SQLite database has one server, which keeps them in memory.
-	if shared, ok := st.(api.HitCounter); ok {
-		cfg.Limiter = api.NewSharedLimiter(shared, time.Now)
+	if shared, ok := st.(ratelimit.Counter); ok {
+		cfg.Limiter = ratelimit.NewShared(shared, time.Now)
 	}
 	srv := api.NewServer(cfg)
 	if app != nil {

@@ -122,10 +122,12 @@ func TestServeGradesTheSealedBenchmark(t *testing.T) {
 		{"no key, no App", &Main{}, dev, true},
 		{"no key, the App", &Main{GitHub: &bot.Config{}}, nil, false},
 	} {
-		got, isDev, err := tt.m.sealingKey(slog.New(slog.DiscardHandler))
-		if err != nil || (got == nil) != (tt.want == nil) || got != nil && got.Recipient() != tt.want.Recipient() || isDev != tt.isDev {
-			t.Errorf("%s: %v dev=%v %v", tt.name, got, isDev, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, isDev, err := tt.m.sealingKey(slog.New(slog.DiscardHandler))
+			if err != nil || (got == nil) != (tt.want == nil) || got != nil && got.Recipient() != tt.want.Recipient() || isDev != tt.isDev {
+				t.Errorf("got %v dev=%v %v; want %v dev=%v", got, isDev, err, tt.want, tt.isDev)
+			}
+		})
 	}
 }
 
@@ -203,9 +205,11 @@ func TestServeBadConfig(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--evaluations", "/no/such/dir", "--db", filepath.Join(t.TempDir(), "r2.db")}, exitNoInput},
 		{[]string{"serve", "extra"}, exitUsage},
 	} {
-		if code, _, errOut := runSip(t, tt.args...); code != tt.code {
-			t.Errorf("%v: exit %d, want %d: %s", tt.args, code, tt.code, errOut)
-		}
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			if code, _, errOut := runSip(t, tt.args...); code != tt.code {
+				t.Errorf("got exit %d, want %d: %s", code, tt.code, errOut)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sipregistry/sip/bot/inbox"
 	"github.com/sipregistry/sip/registry"
@@ -22,13 +23,25 @@ import (
 type store interface {
 	registry.Store
 	registry.AgentStore
-	evaluation.Store
+	evaluation.VersionStore
+	evaluation.AttemptStore
+	evaluation.ChallengeStore
+	evaluation.ResultStore
+	evaluation.RevocationStore
+	evaluation.PresentedStore
 	evaluation.JobStore
+	evaluation.JudgingStore
 	inbox.Store
 	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 	registry.SecretStore
 	registry.EditorStore
 	stats.Source
+	// ResultsSince lists every result completed at or after since,
+	// oldest first (sip traces export).
+	ResultsSince(ctx context.Context, since time.Time) ([]*evaluation.Result, error)
 	Migrate(ctx context.Context) error
 }
 

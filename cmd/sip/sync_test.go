@@ -40,10 +40,12 @@ func TestSyncAndMigrateExitCodes(t *testing.T) {
 		{"ok again", []string{"sync", "--db", db, "--dir", bundled}, exitOK, "nothing to change"},
 		{"migrate ok", []string{"migrate", "--db", db}, exitOK, "migrated sqlite:"},
 	} {
-		code, out, errOut := runSip(t, tt.args...)
-		if code != tt.code || !strings.Contains(out+errOut, tt.out) {
-			t.Errorf("%s: exit %d (want %d)\n%s%s", tt.name, code, tt.code, out, errOut)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runSip(t, tt.args...)
+			if code != tt.code || !strings.Contains(out+errOut, tt.out) {
+				t.Errorf("got exit %d, want %d saying %q\n%s%s", code, tt.code, tt.out, out, errOut)
+			}
+		})
 	}
 	// The refused syncs (empty folder, empty commit) deprecated nothing:
 	// the registry still holds the 8 SIPs, unchanged.

@@ -40,7 +40,7 @@ func TestAgentLifecycle(t *testing.T) {
 	t.Parallel()
 	st := sqlitetest.Open(t)
 	x := posts{}
-	svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Registrations: st, Posts: x,
+	svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Posts: x,
 		Now: func() time.Time { return listingT0 }})
 	ctx := t.Context()
 

@@ -182,22 +182,23 @@ type ResultFilter struct {
 	Cursor     string
 }
 
-// EvaluationStore is the old name of Store.
-//
-// Deprecated: use Store.
-type EvaluationStore = Store
+// The stores of registrations, challenges and results, split by the
+// part of the service that calls them; both stores implement every one
+// (registrytest runs one suite on both), and cmd/sip hands the same store
+// to each field of Config.
 
-// Store keeps registrations, challenges and results.
-type Store interface {
-	// Register opens a registration, or returns the agent's open one for
-	// the evaluation (created false). Concurrent calls open one.
-	Register(ctx context.Context, r *Registration) (_ *Registration, created bool, err error)
-	// RegisterWithin is Register under an attempt limit: when the agent
-	// has no open registration, it counts the attempts as Attempts does
-	// and opens one only if limit.Allows it at r.RegisteredAt, in one
-	// transaction that concurrent registrations of the same agent (or
-	// owner) and evaluation wait for, on every replica. Returns a
-	// *LimitReached when the limit refuses.
+// AttemptStore keeps registrations and their results: what registering,
+// starting, cancelling and ending an attempt call (the runners, the
+// attempt limits, the listing, the sweeper and the judge worker).
+type AttemptStore interface {
+	// RegisterWithin opens a registration, or returns the agent's open
+	// one for the evaluation (created false), under an attempt limit:
+	// when the agent has no open registration, it counts the attempts as
+	// Attempts does and opens one only if limit.Allows it at
+	// r.RegisteredAt, in one transaction that concurrent registrations of
+	// the same agent (or owner) and evaluation wait for, on every
+	// replica. Concurrent calls open one. Returns a *LimitReached when the
+	// limit refuses.
 	RegisterWithin(ctx context.Context, r *Registration, limit AttemptLimit) (_ *Registration, created bool, err error)
 	// Attempts counts the attempts at an evaluation that count against
 	// limit: the registrations of the agent (of every agent of
@@ -207,16 +208,8 @@ type Store interface {
 	// OpenRegistration returns the agent's open registration for an
 	// evaluation. Returns registry.ErrNotFound.
 	OpenRegistration(ctx context.Context, agentID, evaluationID string) (*Registration, error)
-	// OpenRegistrationChallenge returns the agent's open registration for
-	// an evaluation and the challenge with that id (nil when there is
-	// none), in one query: what answering a challenge reads. Returns
-	// registry.ErrNotFound when there is no open registration.
-	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*Registration, *Challenge, error)
 	// Registration returns a registration. Returns registry.ErrNotFound.
 	Registration(ctx context.Context, id string) (*Registration, error)
-	// VersionContent returns the SIP file of a version row. Returns
-	// registry.ErrNotFound.
-	VersionContent(ctx context.Context, versionID int64) ([]byte, error)
 	// OpenRegistrations lists an agent's open registrations.
 	OpenRegistrations(ctx context.Context, agentID string) ([]*Registration, error)
 	// StartAttempt moves a registered or in-progress registration to
@@ -230,6 +223,26 @@ type Store interface {
 	// MoveRegistration changes the status of a registration that is in
 	// one of from. Returns registry.ErrConflict when it is not.
 	MoveRegistration(ctx context.Context, id string, from []RegistrationStatus, to RegistrationStatus, at time.Time) (*Registration, error)
+	// RecordResult stores the result of a registration and ends it
+	// (cancelled for the cancelled outcome, else completed), and expires
+	// its job if that still awaits a submission, in one transaction.
+	// points is credited only if the agent has never been credited for
+	// the evaluation. Returns registry.ErrConflict when the registration
+	// already has a result or is not open.
+	RecordResult(ctx context.Context, r *Result, points float64) (*Result, error)
+	// Passes lists the agent's newest pass of each evaluation that has not
+	// expired at now.
+	Passes(ctx context.Context, agentID string, now time.Time) ([]*Result, error)
+}
+
+// ChallengeStore keeps the challenges of Proof of Agentic Work: what its
+// runner calls.
+type ChallengeStore interface {
+	// OpenRegistrationChallenge returns the agent's open registration for
+	// an evaluation and the challenge with that id (nil when there is
+	// none), in one query: what answering a challenge reads. Returns
+	// registry.ErrNotFound when there is no open registration.
+	OpenRegistrationChallenge(ctx context.Context, agentID, evaluationID, challengeID string) (*Registration, *Challenge, error)
 	// Challenge returns a challenge. Returns registry.ErrNotFound.
 	Challenge(ctx context.Context, id string) (*Challenge, error)
 	// StartChallenge starts c.AgentID's open registration for an
@@ -248,27 +261,29 @@ type Store interface {
 	// registration, in one transaction. Returns registry.ErrGone when the challenge
 	// was used already, and registry.ErrConflict as RecordResult does.
 	AnswerChallenge(ctx context.Context, challengeID string, r *Result, points float64) (*Result, error)
-	// RecordResult stores the result of a registration and ends it
-	// (cancelled for the cancelled outcome, else completed), and expires
-	// its job if that still awaits a submission, in one transaction. points is credited only if the agent has never
-	// been credited for the evaluation. Returns registry.ErrConflict when the
-	// registration already has a result or is not open.
-	RecordResult(ctx context.Context, r *Result, points float64) (*Result, error)
+}
+
+// ResultStore reads results as the service shows them: one, a page of a
+// listing, an agent's points, pass counts and the standings.
+type ResultStore interface {
 	// Result returns a result. Returns registry.ErrNotFound.
 	Result(ctx context.Context, id string) (*Result, error)
 	// Results lists results, newest first, and the cursor of the next page.
 	Results(ctx context.Context, f ResultFilter) ([]*Result, string, error)
-	// Passes lists the agent's newest pass of each evaluation that has not
-	// expired at now.
-	Passes(ctx context.Context, agentID string, now time.Time) ([]*Result, error)
-	// ResultsSince lists every result completed at or after since, oldest
-	// first, for exporting traces.
-	ResultsSince(ctx context.Context, since time.Time) ([]*Result, error)
 	// AgentPoints sums the points credited to an agent.
 	AgentPoints(ctx context.Context, agentID string) (float64, error)
 	// PassCounts counts, for each evaluation id, the agents that passed it
 	// at least once.
 	PassCounts(ctx context.Context) (map[string]int, error)
+	// Standings lists the agents whose results are public, by points
+	// (revoked results left out), then passes, then name, from offset,
+	// at most limit; and how many there are in all.
+	Standings(ctx context.Context, offset, limit int) ([]Standing, int, error)
+}
+
+// RevocationStore keeps what the registry's own credentials need: each
+// result's index in the revocation status list, and revocations.
+type RevocationStore interface {
 	// CredentialIndex is the index of a result's credential in the
 	// revocation status list: given on first use, the same ever after,
 	// distinct for every result. Returns registry.ErrNotFound.
@@ -281,6 +296,11 @@ type Store interface {
 	// RevokedIndexes lists the status-list indexes in [from, to) of the
 	// credentials of revoked results, ascending.
 	RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error)
+}
+
+// PresentedStore keeps the credentials of other registries that agents
+// presented: what presenting one and credential prerequisites call.
+type PresentedStore interface {
 	// PutExternalCredential records a verified credential of another
 	// registry, replacing the agent's earlier one of the same issuer and
 	// achievement. Its subject is then the agent's for good: a subject
@@ -288,10 +308,6 @@ type Store interface {
 	PutExternalCredential(ctx context.Context, c *ExternalCredential) error
 	// ExternalCredentials lists an agent's recorded external credentials.
 	ExternalCredentials(ctx context.Context, agentID string) ([]*ExternalCredential, error)
-	// Standings lists the agents whose results are public, by points
-	// (revoked results left out), then passes, then name, from offset,
-	// at most limit; and how many there are in all.
-	Standings(ctx context.Context, offset, limit int) ([]Standing, int, error)
 }
 
 // PageResults trims a listing fetched with limit+1 rows to limit and returns

@@ -28,19 +28,21 @@ func TestPageResults(t *testing.T) {
 		{3, 2, 2, true},
 		{1, 50, 1, false},
 	} {
-		got, next := evaluation.PageResults(results(tc.fetched), tc.limit)
-		if len(got) != tc.want || (next != "") != tc.more {
-			t.Errorf("PageResults(%d rows, limit %d) = %d rows, next %q; want %d rows, more=%v", tc.fetched, tc.limit, len(got), next, tc.want, tc.more)
-			continue
-		}
-		if next == "" {
-			continue
-		}
-		last := got[len(got)-1]
-		cAt, cID, err := registry.DecodeCursor(next)
-		if err != nil || !cAt.Equal(last.CompletedAt) || cID != last.ID {
-			t.Errorf("cursor %q decodes to (%v, %q, %v); want the last row shown (%v, %q)", next, cAt, cID, err, last.CompletedAt, last.ID)
-		}
+		t.Run(fmt.Sprintf("%d rows, limit %d", tc.fetched, tc.limit), func(t *testing.T) {
+			got, next := evaluation.PageResults(results(tc.fetched), tc.limit)
+			if len(got) != tc.want || (next != "") != tc.more {
+				t.Errorf("PageResults(%d rows, limit %d) = %d rows, next %q; want %d rows, more=%v", tc.fetched, tc.limit, len(got), next, tc.want, tc.more)
+				return
+			}
+			if next == "" {
+				return
+			}
+			last := got[len(got)-1]
+			cAt, cID, err := registry.DecodeCursor(next)
+			if err != nil || !cAt.Equal(last.CompletedAt) || cID != last.ID {
+				t.Errorf("cursor %q decodes to (%v, %q, %v); want the last row shown (%v, %q)", next, cAt, cID, err, last.CompletedAt, last.ID)
+			}
+		})
 	}
 }
 

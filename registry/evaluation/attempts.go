@@ -95,12 +95,12 @@ func (s *Service) attemptsLeft(ctx context.Context, c *candidate, e *registry.En
 	if err != nil || !l.Limited() {
 		return err
 	}
-	if _, err := s.regs.OpenRegistration(ctx, c.agentID, e.ID); err == nil {
+	if _, err := s.attempts.OpenRegistration(ctx, c.agentID, e.ID); err == nil {
 		return nil
 	} else if !errors.Is(err, registry.ErrNotFound) {
 		return err
 	}
-	n, err := s.regs.Attempts(ctx, c.agentID, e.ID, l)
+	n, err := s.attempts.Attempts(ctx, c.agentID, e.ID, l)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ type benchmarkRunner struct{}
 
 func (benchmarkRunner) Handler() string { return "benchmark_handler" }
 
-func (benchmarkRunner) Runs(s *Service) bool { return s.jobs != nil }
+func (benchmarkRunner) Runs(s *Service) bool { return s.keepsJobs() }
 
 // MaxAnswer caps one free-text answer or response.
 const MaxAnswer = 16 << 10
@@ -151,7 +151,7 @@ func (s *Service) queue(ctx context.Context, t *Take, job *Job, submission, part
 		}
 		return nil, err
 	}
-	if _, err := s.regs.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress}, RegAwaitingGrading, s.now()); err != nil {
+	if _, err := s.attempts.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress}, RegAwaitingGrading, s.now()); err != nil {
 		return nil, err
 	}
 	return &Submitted{Job: queued}, nil

@@ -15,7 +15,7 @@ import (
 // (a grade over a question's points is refused), and decides the pass.
 
 func (benchmarkRunner) proctors(s *Service, def *Definition) bool {
-	if s.judgeConfigured || s.sessions == nil || def.Config.Benchmark == nil {
+	if s.judgeConfigured || !s.keepsSessions() || def.Config.Benchmark == nil {
 		return false
 	}
 	for _, q := range def.Config.Benchmark.Questions {
@@ -77,7 +77,7 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 	if sess.ProctorID != proctor.ID {
 		return nil, forbidden("not_the_proctor", "only the proctor who claimed this attempt can grade it", "Grade the attempts you claimed.")
 	}
-	reg, err := s.regs.Registration(ctx, req.RegistrationID)
+	reg, err := s.attempts.Registration(ctx, req.RegistrationID)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (benchmarkRunner) grade(ctx context.Context, s *Service, e *registry.Entry,
 	}
 	now := s.now()
 	r, points := s.newResult(def, reg, g, now)
-	saved, err := s.sessions.GradeJob(ctx, sess.ID, proctor.ID, job.ID, r, points, now, s.seatCheck(def, proctor, []string{reg.AgentID}))
+	saved, err := s.proctorStore.GradeJob(ctx, sess.ID, proctor.ID, job.ID, r, points, now, s.seatCheck(def, proctor, []string{reg.AgentID}))
 	var refused *Refusal
 	if errors.As(err, &refused) {
 		return nil, refused

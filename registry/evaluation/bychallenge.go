@@ -12,7 +12,7 @@ import (
 // in clients that fetch a challenge without their key (SafeMolt's vetting
 // flow). The rules are Challenge's.
 func (s *Service) ChallengeByID(ctx context.Context, id string) (*Challenge, error) {
-	ch, err := s.regs.Challenge(ctx, id)
+	ch, err := s.challenges.Challenge(ctx, id)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, notFound("no such challenge", "Start the evaluation to get a challenge.")
 	}

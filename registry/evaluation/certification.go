@@ -16,7 +16,7 @@ type certificationRunner struct{}
 
 func (certificationRunner) Handler() string { return "agent_certification_handler" }
 
-func (certificationRunner) Runs(s *Service) bool { return s.jobs != nil }
+func (certificationRunner) Runs(s *Service) bool { return s.keepsJobs() }
 
 // TranscriptEntry is the agent's response to one prompt.
 type TranscriptEntry struct {

@@ -83,7 +83,7 @@ func (s *Service) heldCredentials(ctx context.Context, agentID string, want []re
 	if len(want) == 0 || s.credentials == nil {
 		return held, nil, nil
 	}
-	recorded, err := s.regs.ExternalCredentials(ctx, agentID)
+	recorded, err := s.presented.ExternalCredentials(ctx, agentID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +124,7 @@ func MissingCredentials(want []registry.CredentialPrerequisite, held map[registr
 // counts as a pass, and its credential reads as revoked in the status
 // list. reason, at most 500 bytes, is the agent's.
 func (s *Service) RevokeResult(ctx context.Context, agentID, resultID, reason string) (*Result, error) {
-	r, err := s.regs.Result(ctx, resultID)
+	r, err := s.results.Result(ctx, resultID)
 	if errors.Is(err, registry.ErrNotFound) || (err == nil && r.AgentID != agentID) {
 		return nil, notFound("no such result of yours", "An agent revokes only its own results.")
 	}
@@ -138,8 +138,8 @@ func (s *Service) RevokeResult(ctx context.Context, agentID, resultID, reason st
 	if reason != "" {
 		why += ": " + reason
 	}
-	if err := s.regs.RevokeResult(ctx, r.ID, why, s.now()); err != nil {
+	if err := s.revocations.RevokeResult(ctx, r.ID, why, s.now()); err != nil {
 		return nil, err
 	}
-	return s.regs.Result(ctx, r.ID)
+	return s.results.Result(ctx, r.ID)
 }

@@ -19,21 +19,21 @@ type Definition struct {
 	CommitSHA     string
 }
 
-// versionLister is what pinning needs of the registry, besides the
-// content of version rows (Store.VersionContent).
-type versionLister interface {
+// VersionStore is what pinning reads of the registry: a SIP's version
+// rows and the file of each.
+type VersionStore interface {
+	// Versions lists a SIP's versions, oldest first. Returns
+	// registry.ErrNotFound when the id is unknown.
 	Versions(ctx context.Context, id string) ([]registry.Version, error)
-}
-
-type versionReader interface {
-	versionLister
+	// VersionContent returns the SIP file of a version row. Returns
+	// registry.ErrNotFound.
 	VersionContent(ctx context.Context, versionID int64) ([]byte, error)
 }
 
 // definitions reads and remembers pinned definitions. Version rows never
 // change, so a definition read once is good for ever.
 type definitions struct {
-	store versionReader
+	store VersionStore
 	mu    sync.Mutex
 	m     map[int64]*Definition
 }

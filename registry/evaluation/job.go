@@ -57,7 +57,9 @@ type JobStats struct {
 	OldestWaiting time.Time
 }
 
-// JobStore keeps judging jobs.
+// JobStore keeps judging jobs as the runners and the reads of jobs see
+// them: made at the start of an attempt, given its submission, expired,
+// read, counted.
 type JobStore interface {
 	// JobStats counts the jobs waiting, being judged and failed.
 	JobStats(ctx context.Context) (JobStats, error)
@@ -74,6 +76,11 @@ type JobStore interface {
 	// ExpireJob marks a pending job expired. Returns registry.ErrConflict unless
 	// it is pending.
 	ExpireJob(ctx context.Context, id string, at time.Time) error
+}
+
+// JudgingStore is the queue of jobs as the judge worker works it: claimed
+// under a lease, retried, failed for good, completed with their result.
+type JudgingStore interface {
 	// ClaimJob takes the oldest submitted job that is due (or a judging
 	// job whose lease ran out), leases it until lease and counts the
 	// attempt. Returns registry.ErrNotFound when none is due.

@@ -169,7 +169,7 @@ func mustBeClaimed(s *registry.SIP, a *registry.Agent) error {
 // the rule Register applies.
 func (s *Service) Eligibilities(ctx context.Context, agentID string, entries []*registry.Entry) ([]Eligibility, error) {
 	open := map[string]*Registration{}
-	regs, err := s.regs.OpenRegistrations(ctx, agentID)
+	regs, err := s.attempts.OpenRegistrations(ctx, agentID)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
+	"github.com/sipregistry/sip/registry/registrytest"
 	"github.com/sipregistry/sip/registry/seal"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
@@ -18,11 +19,13 @@ import (
 
 // store is what these tests use of a store: all of it.
 type store interface {
-	registry.Store
-	registry.AgentStore
-	evaluation.Store
+	registrytest.FullStore
 	evaluation.JobStore
+	evaluation.JudgingStore
 	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 }
 
 // stores opens a fresh, migrated store of each kind.
@@ -90,7 +93,7 @@ func listingWorld(t *testing.T, st store, now time.Time) *evaluation.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return evaluation.New(evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st,
+	return evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st, Messages: st, Proctoring: st, Seats: st,
 		Now: func() time.Time { return now }, Key: key, Credentials: checker{}})
 }
 
@@ -342,7 +345,7 @@ func TestSealedAnswersMustOpen(t *testing.T) {
 		{"no key", nil, map[string]string{"ai-safety-benchmark": "evaluation_unavailable", "sealed-elsewhere": "evaluation_unavailable"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Registrations: st, Jobs: st, Sessions: st,
+			svc := evaluation.New(evaluation.Config{Versions: st, Agents: st, Attempts: st, Challenges: st, Results: st, Revocations: st, Presented: st, Jobs: st, Judging: st, Sessions: st, Messages: st, Proctoring: st, Seats: st,
 				Now: func() time.Time { return listingT0 }, Key: tc.key})
 			for id, want := range tc.want {
 				e, err := st.Entry(t.Context(), id)

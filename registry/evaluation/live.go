@@ -15,7 +15,7 @@ type liveRunner struct{}
 
 func (liveRunner) Handler() string { return "collaboration_handler" }
 
-func (liveRunner) Runs(s *Service) bool { return s.sessions != nil }
+func (liveRunner) Runs(s *Service) bool { return s.keepsSessions() }
 
 func (liveRunner) proctors(*Service, *Definition) bool { return true }
 
@@ -41,7 +41,7 @@ func (liveRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := t.s.sessions.JoinLive(ctx, &Session{ID: registry.NewID("ses_"), EvaluationID: t.Entry.ID, MinParticipants: cfg.MinParticipants,
+	sess, err := t.s.seats.JoinLive(ctx, &Session{ID: registry.NewID("ses_"), EvaluationID: t.Entry.ID, MinParticipants: cfg.MinParticipants,
 		MaxParticipants: cfg.MaxParticipants}, moved, time.Duration(cfg.DurationMinutes)*time.Minute, now)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (liveRunner) Submit(ctx context.Context, t *Take, _ func(any) error) (*Subm
 // cancel gives back a seat in a forming session; a started session's
 // participants wait for its grade.
 func (liveRunner) cancel(ctx context.Context, t *Take) error {
-	err := t.s.sessions.LeaveForming(ctx, t.Reg.ID)
+	err := t.s.seats.LeaveForming(ctx, t.Reg.ID)
 	if errors.Is(err, registry.ErrConflict) {
 		return sessionStarted
 	}
@@ -74,7 +74,7 @@ func (liveRunner) cancel(ctx context.Context, t *Take) error {
 		return err
 	}
 	// Out of its session, the registration has started nothing.
-	moved, err := t.s.regs.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress, RegRegistered}, RegRegistered, t.s.now())
+	moved, err := t.s.attempts.MoveRegistration(ctx, t.Reg.ID, []RegistrationStatus{RegInProgress, RegRegistered}, RegRegistered, t.s.now())
 	if err == nil {
 		t.Reg = moved
 	}
@@ -88,7 +88,7 @@ func (liveRunner) pending(ctx context.Context, s *Service, e *registry.Entry, pr
 	} else if err != nil {
 		return nil, err
 	}
-	sessions, err := s.sessions.UngradedSessions(ctx, e.ID, proctor.ID)
+	sessions, err := s.seats.UngradedSessions(ctx, e.ID, proctor.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (liveRunner) claim(ctx context.Context, s *Service, e *registry.Entry, proc
 	}
 	// A seat taken since the participants were read is checked in the
 	// claim's transaction, which joins wait for.
-	claimed, err := s.sessions.ClaimSession(ctx, sess.ID, proctor.ID, s.now(), s.seatCheck(def, proctor, nil))
+	claimed, err := s.seats.ClaimSession(ctx, sess.ID, proctor.ID, s.now(), s.seatCheck(def, proctor, nil))
 	var refused *Refusal
 	if errors.As(err, &refused) {
 		return nil, refused
@@ -174,7 +174,7 @@ func (s *Service) sessionDefinition(ctx context.Context, e *registry.Entry, sess
 	}
 	for _, p := range ps {
 		if p.RegistrationID != "" {
-			reg, err := s.regs.Registration(ctx, p.RegistrationID)
+			reg, err := s.attempts.Registration(ctx, p.RegistrationID)
 			if err != nil {
 				return nil, err
 			}

@@ -18,7 +18,7 @@ const HiddenMessage = "(a message of a participant who keeps results private)"
 // Member finds the session and the agent's role in it; an agent that is
 // not in it is refused.
 func (s *Service) Member(ctx context.Context, agentID, sessionID string) (*Session, string, error) {
-	sess, role, err := s.sessions.Membership(ctx, sessionID, agentID)
+	sess, role, err := s.messages.Membership(ctx, sessionID, agentID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, "", notFound("no such session", "List your sessions with GET /api/v1/agents/me/sessions.")
 	}
@@ -44,7 +44,7 @@ func (s *Service) SessionWithParticipants(ctx context.Context, sessionID string)
 // AgentSessions lists the sessions the agent takes part in, newest first,
 // with its role in each.
 func (s *Service) AgentSessions(ctx context.Context, agentID string) ([]*Session, []string, error) {
-	return s.sessions.AgentSessions(ctx, agentID)
+	return s.messages.AgentSessions(ctx, agentID)
 }
 
 // CheckMessage refuses a message that is empty or too long.
@@ -65,7 +65,7 @@ func (s *Service) Post(ctx context.Context, sess *Session, senderID, role, conte
 	if err := CheckMessage(content); err != nil {
 		return nil, err
 	}
-	m, err := s.sessions.PostMessage(ctx, &SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
+	m, err := s.messages.PostMessage(ctx, &SessionMessage{ID: registry.NewID("msg_"), SessionID: sess.ID,
 		SenderID: senderID, Role: role, Content: content, CreatedAt: s.now()})
 	if errors.Is(err, registry.ErrConflict) {
 		if sess.Status == SessionForming {
@@ -79,7 +79,7 @@ func (s *Service) Post(ctx context.Context, sess *Session, senderID, role, conte
 // Messages reads a page of a session's messages after sequence since,
 // for its members.
 func (s *Service) Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*SessionMessage, error) {
-	return s.sessions.Messages(ctx, sessionID, since, limit)
+	return s.messages.Messages(ctx, sessionID, since, limit)
 }
 
 // Transcript is a session's messages as one viewer may see them.
@@ -95,7 +95,7 @@ type Transcript struct {
 // Transcript reads up to limit messages of a session after sequence
 // since, as viewerID ("" for anyone) may see them.
 func (s *Service) Transcript(ctx context.Context, viewerID, sessionID string, since int64, limit int) (*Transcript, error) {
-	ms, err := s.sessions.Messages(ctx, sessionID, since, limit+1)
+	ms, err := s.messages.Messages(ctx, sessionID, since, limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Service) Transcript(ctx context.Context, viewerID, sessionID string, si
 // Subscribe wakes the caller when the session has news (a message, a
 // change of status), for streams.
 func (s *Service) Subscribe(ctx context.Context, sessionID string) Subscription {
-	return s.sessions.Subscribe(ctx, sessionID)
+	return s.messages.Subscribe(ctx, sessionID)
 }
 
 // Session reads a session as it is now.

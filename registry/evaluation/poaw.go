@@ -87,7 +87,7 @@ func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	}
 	// The open challenge if there is one (start repeated returns it),
 	// else this new one; one statement finds the registration too.
-	ch, created, err := t.s.regs.StartChallenge(ctx, t.Entry.ID, fresh)
+	ch, created, err := t.s.challenges.StartChallenge(ctx, t.Entry.ID, fresh)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, NotRegistered(t.Entry)
 	}
@@ -101,7 +101,7 @@ func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 			return nil, err
 		}
 		if ttl := challengeTTL(def); ttl != challengeTTL(cur) {
-			if err := t.s.regs.SetChallengeExpiry(ctx, ch.ID, ch.CreatedAt.Add(ttl)); err != nil {
+			if err := t.s.challenges.SetChallengeExpiry(ctx, ch.ID, ch.CreatedAt.Add(ttl)); err != nil {
 				return nil, err
 			}
 			ch.ExpiresAt = ch.CreatedAt.Add(ttl)
@@ -136,7 +136,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 		}
 		return nil, missing(field, "Submit {\"challenge_id\": \"…\", \"hash\": \"…\"}.")
 	}
-	reg, ch, err := t.s.regs.OpenRegistrationChallenge(ctx, t.AgentID, t.Entry.ID, sub.ChallengeID)
+	reg, ch, err := t.s.challenges.OpenRegistrationChallenge(ctx, t.AgentID, t.Entry.ID, sub.ChallengeID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, notRegisteredToSubmit(t.Entry)
 	}
@@ -174,7 +174,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 		g.output[0].Message = "the hash is not 64 hexadecimal digits"
 	}
 	res, points := t.s.newResult(t.Def, t.Reg, g, now)
-	saved, err := t.s.regs.AnswerChallenge(ctx, ch.ID, res, points)
+	saved, err := t.s.challenges.AnswerChallenge(ctx, ch.ID, res, points)
 	switch {
 	case errors.Is(err, registry.ErrGone):
 		return nil, errChallengeUsed
@@ -189,7 +189,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 // Challenge returns a challenge to the agent it was made for, while it is
 // neither used nor expired.
 func (s *Service) Challenge(ctx context.Context, agentID, id string) (*Challenge, error) {
-	ch, err := s.regs.Challenge(ctx, id)
+	ch, err := s.challenges.Challenge(ctx, id)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, notFound("no such challenge", "Start the evaluation to get a challenge.")
 	}

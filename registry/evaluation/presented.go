@@ -100,7 +100,7 @@ func (s *Service) PresentCredential(ctx context.Context, agentID string, catalog
 	}
 	ext := &ExternalCredential{AgentID: agentID, Issuer: issuer, Achievement: report.Achievement, Subject: report.Subject,
 		Credential: p.Credential, ValidUntil: validUntil, RecordedAt: s.now()}
-	if err := s.regs.PutExternalCredential(ctx, ext); errors.Is(err, registry.ErrConflict) {
+	if err := s.presented.PutExternalCredential(ctx, ext); errors.Is(err, registry.ErrConflict) {
 		return nil, report, refuse(registry.ErrConflict, "conflict", "another agent here already presented a credential of "+report.Subject+
 			": one agent of another registry is one agent here", "Present it as the agent that presented its other credentials.")
 	} else if err != nil {

@@ -141,7 +141,7 @@ func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proc
 	if req.RegistrationID == "" || req.SessionID != "" {
 		return nil, nil, nil, invalid("registration_id", "a proctored attempt is claimed by registration_id", "Send {\"registration_id\": …} from pending-proctor.")
 	}
-	reg, err := s.regs.Registration(ctx, req.RegistrationID)
+	reg, err := s.attempts.Registration(ctx, req.RegistrationID)
 	if errors.Is(err, registry.ErrNotFound) || err == nil && reg.EvaluationID != e.ID {
 		return nil, nil, nil, notFound("no such registration", "Pick one from pending-proctor.")
 	}
@@ -173,7 +173,7 @@ func (s *Service) claimRegistration(ctx context.Context, e *registry.Entry, proc
 	if lasts != nil {
 		tmpl.EndsAt = now.Add(lasts(def))
 	}
-	sess, err := s.sessions.ClaimRegistration(ctx, tmpl, proctor.ID, reg.AgentID)
+	sess, err := s.proctorStore.ClaimRegistration(ctx, tmpl, proctor.ID, reg.AgentID)
 	if errors.Is(err, registry.ErrConflict) {
 		return nil, nil, nil, alreadyClaimed
 	}
@@ -226,7 +226,7 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 	if err != nil {
 		return nil, err
 	}
-	transcript, err := s.sessions.Messages(ctx, sess.ID, 0, 1<<30)
+	transcript, err := s.messages.Messages(ctx, sess.ID, 0, 1<<30)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 		if p.RegistrationID == "" {
 			continue // the proctor
 		}
-		reg, err := s.regs.Registration(ctx, p.RegistrationID)
+		reg, err := s.attempts.Registration(ctx, p.RegistrationID)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +286,7 @@ func (s *Service) gradeSession(ctx context.Context, e *registry.Entry, proctor *
 	}
 	// Who may grade whom is checked again in the grade's transaction: a
 	// seat taken or a qualification revoked since the claim refuses it.
-	saved, err := s.sessions.GradeSession(ctx, sess.ID, proctor.ID, results, points, now, s.seatCheck(def, proctor, graded))
+	saved, err := s.proctorStore.GradeSession(ctx, sess.ID, proctor.ID, results, points, now, s.seatCheck(def, proctor, graded))
 	var refused *Refusal
 	if errors.As(err, &refused) {
 		return nil, refused

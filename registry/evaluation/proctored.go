@@ -15,7 +15,7 @@ type proctoredRunner struct{}
 
 func (proctoredRunner) Handler() string { return "proctor_handler" }
 
-func (proctoredRunner) Runs(s *Service) bool { return s.sessions != nil }
+func (proctoredRunner) Runs(s *Service) bool { return s.keepsSessions() }
 
 func (proctoredRunner) proctors(*Service, *Definition) bool { return true }
 
@@ -99,7 +99,7 @@ func (s *Service) pendingRegistrations(ctx context.Context, e *registry.Entry, p
 	} else if err != nil {
 		return nil, err
 	}
-	regs, err := s.sessions.PendingRegistrations(ctx, e.ID, proctor.ID, status)
+	regs, err := s.proctorStore.PendingRegistrations(ctx, e.ID, proctor.ID, status)
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,25 @@ type Serves struct {
 
 // Serves reports what this service can back.
 func (s *Service) Serves() Serves {
-	return Serves{Agents: s.agents != nil, Results: s.agents != nil && s.regs != nil,
-		Jobs: s.agents != nil && s.regs != nil && s.jobs != nil, Sessions: s.agents != nil && s.regs != nil && s.sessions != nil}
+	results := s.agents != nil && s.keepsAttempts()
+	return Serves{Agents: s.agents != nil, Results: results, Jobs: results && s.keepsJobs(), Sessions: results && s.keepsSessions()}
+}
+
+// keepsJobs reports whether the service keeps judging jobs: evaluations
+// graded by the judge or a proctor need them.
+func (s *Service) keepsJobs() bool { return s.jobs != nil && s.judging != nil }
+
+// keepsSessions reports whether the service keeps multi-agent sessions:
+// proctored and live evaluations, and proctors grading benchmarks, need
+// them.
+func (s *Service) keepsSessions() bool {
+	return s.sessions != nil && s.messages != nil && s.proctorStore != nil && s.seats != nil
+}
+
+// keepsAttempts reports whether the service has every store taking an
+// evaluation needs (Jobs and Sessions aside).
+func (s *Service) keepsAttempts() bool {
+	return s.defs.store != nil && s.attempts != nil && s.challenges != nil && s.results != nil && s.revocations != nil && s.presented != nil
 }
 
 // AgentByKeyID finds the agent whose API key has the public id keyID;
@@ -52,7 +69,7 @@ func (s *Service) AgentNamed(ctx context.Context, name string) (*registry.Agent,
 // Points are the agent's points: what its first pass of each evaluation
 // earned. They decode into what it passed: show them as CanSee allows.
 func (s *Service) Points(ctx context.Context, agentID string) (float64, error) {
-	return s.regs.AgentPoints(ctx, agentID)
+	return s.results.AgentPoints(ctx, agentID)
 }
 
 // AgentNames names agents by id, for lists of results already filtered
@@ -76,7 +93,7 @@ func (s *Service) PublicAgents(ctx context.Context) ([]registry.AgentCard, error
 // Result reads a result by id, whoever's it is: for rules that decide on
 // it (a job's result), not for showing it; VisibleResult shows.
 func (s *Service) Result(ctx context.Context, id string) (*Result, error) {
-	return s.regs.Result(ctx, id)
+	return s.results.Result(ctx, id)
 }
 
 // VisibleResult reads a result as viewerID ("" for anyone) may see it:
@@ -85,7 +102,7 @@ func (s *Service) Result(ctx context.Context, id string) (*Result, error) {
 // agent too.
 func (s *Service) VisibleResult(ctx context.Context, viewerID, id string) (*Result, *registry.Agent, error) {
 	missing := notFound("no such result", "Check the result id.")
-	r, err := s.regs.Result(ctx, id)
+	r, err := s.results.Result(ctx, id)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, nil, missing
 	}
@@ -214,7 +231,7 @@ func withoutFeedback(details map[string]any) map[string]any {
 // Results lists results as f.Viewer may see them (the store applies
 // CanSee in SQL), a page at a time.
 func (s *Service) Results(ctx context.Context, f ResultFilter) ([]*Result, string, error) {
-	rs, next, err := s.regs.Results(ctx, f)
+	rs, next, err := s.results.Results(ctx, f)
 	if err != nil {
 		return nil, "", err
 	}
@@ -235,23 +252,23 @@ func (s *Service) Results(ctx context.Context, f ResultFilter) ([]*Result, strin
 
 // PassCounts counts the visible passes of each evaluation.
 func (s *Service) PassCounts(ctx context.Context) (map[string]int, error) {
-	return s.regs.PassCounts(ctx)
+	return s.results.PassCounts(ctx)
 }
 
 // Standings is the leaderboard of agents that keep results public.
 func (s *Service) Standings(ctx context.Context, offset, limit int) ([]Standing, int, error) {
-	return s.regs.Standings(ctx, offset, limit)
+	return s.results.Standings(ctx, offset, limit)
 }
 
 // CredentialIndex is a passing result's index in the revocation status
 // lists.
 func (s *Service) CredentialIndex(ctx context.Context, resultID string) (int64, error) {
-	return s.regs.CredentialIndex(ctx, resultID)
+	return s.revocations.CredentialIndex(ctx, resultID)
 }
 
 // RevokedIndexes are the revoked credentials' indexes in [from, to).
 func (s *Service) RevokedIndexes(ctx context.Context, from, to int64) ([]int64, error) {
-	return s.regs.RevokedIndexes(ctx, from, to)
+	return s.revocations.RevokedIndexes(ctx, from, to)
 }
 
 // Job reads a judging job.

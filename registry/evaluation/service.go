@@ -14,14 +14,25 @@ type agentReader interface {
 	AgentByID(ctx context.Context, id string) (*registry.Agent, error)
 }
 
-// Config is what a Service is built from. Jobs and Sessions may be nil:
-// the evaluations that need them then cannot be taken.
+// Config is what a Service is built from: the store behind each part of
+// it (cmd/sip hands the same store to every field). Without Attempts,
+// Challenges, Results, Revocations and Presented no evaluation can be
+// taken; Jobs with Judging, and Sessions with Messages, Proctoring and
+// Seats, may be nil: the evaluations that need them then cannot be taken.
 type Config struct {
-	Versions      versionLister
-	Agents        agentStore
-	Registrations Store
-	Jobs          JobStore
-	Sessions      SessionStore
+	Versions    VersionStore
+	Agents      agentStore
+	Attempts    AttemptStore
+	Challenges  ChallengeStore
+	Results     ResultStore
+	Revocations RevocationStore
+	Presented   PresentedStore
+	Jobs        JobStore
+	Judging     JudgingStore
+	Sessions    SessionStore
+	Messages    MessageStore
+	Proctoring  ProctorStore
+	Seats       SeatStore
 	// JudgeConfigured says whether a judge works the jobs; without one a
 	// proctor grades a benchmark's free answers.
 	JudgeConfigured bool
@@ -61,9 +72,17 @@ type Service struct {
 	agents          agentStore
 	posts           PostReader
 	issuers         Issuers
-	regs            Store
+	attempts        AttemptStore
+	challenges      ChallengeStore
+	results         ResultStore
+	revocations     RevocationStore
+	presented       PresentedStore
 	jobs            JobStore
+	judging         JudgingStore
 	sessions        SessionStore
+	messages        MessageStore
+	proctorStore    ProctorStore
+	seats           SeatStore
 	defs            *definitions
 	runners         map[string]Runner
 	judgeConfigured bool
@@ -78,11 +97,10 @@ type Service struct {
 
 // New builds a service.
 func New(cfg Config) *Service {
-	s := &Service{agents: cfg.Agents, regs: cfg.Registrations, jobs: cfg.Jobs, sessions: cfg.Sessions,
-		defs: &definitions{store: struct {
-			versionLister
-			Store
-		}{cfg.Versions, cfg.Registrations}}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
+	s := &Service{agents: cfg.Agents, attempts: cfg.Attempts, challenges: cfg.Challenges, results: cfg.Results,
+		revocations: cfg.Revocations, presented: cfg.Presented, jobs: cfg.Jobs, judging: cfg.Judging,
+		sessions: cfg.Sessions, messages: cfg.Messages, proctorStore: cfg.Proctoring, seats: cfg.Seats,
+		defs: &definitions{store: cfg.Versions}, judgeConfigured: cfg.JudgeConfigured, now: cfg.Now, build: cfg.Build}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -118,7 +136,7 @@ func (s *Service) JudgeConfigured() bool { return s.judgeConfigured }
 // ValidPasses maps the evaluations an agent holds a pass of that has not
 // expired to that pass (the newest).
 func (s *Service) ValidPasses(ctx context.Context, agentID string) (map[string]*Result, error) {
-	passes, err := s.regs.Passes(ctx, agentID, s.now())
+	passes, err := s.attempts.Passes(ctx, agentID, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +166,7 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 		now := s.now()
 		// The store checks the limit again in the transaction that
 		// inserts: what mayRegister read may be stale by now.
-		reg, created, err := s.regs.RegisterWithin(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
+		reg, created, err := s.attempts.RegisterWithin(ctx, &Registration{ID: registry.NewID("reg_"), AgentID: agentID, EvaluationID: e.ID,
 			VersionID: e.Current.ID, RegisteredAt: now}, limit)
 		var reached *LimitReached
 		if errors.As(err, &reached) {
@@ -166,7 +184,7 @@ func (s *Service) Register(ctx context.Context, agentID string, e *registry.Entr
 		if !ended {
 			// A claimed proctored attempt past its claim deadline is its
 			// session's to end: it is still the open one.
-			if cur, err := s.regs.Registration(ctx, reg.ID); err == nil && cur.Status.Open() {
+			if cur, err := s.attempts.Registration(ctx, reg.ID); err == nil && cur.Status.Open() {
 				return cur, false, nil
 			}
 		}
@@ -194,7 +212,7 @@ func (t *Take) open(ctx context.Context) error {
 	if t.Reg != nil {
 		return nil
 	}
-	reg, err := t.s.regs.OpenRegistration(ctx, t.AgentID, t.Entry.ID)
+	reg, err := t.s.attempts.OpenRegistration(ctx, t.AgentID, t.Entry.ID)
 	if errors.Is(err, registry.ErrNotFound) {
 		return NotRegistered(t.Entry)
 	}
@@ -313,7 +331,7 @@ func (s *Service) Cancel(ctx context.Context, agentID string, e *registry.Entry)
 	reg := t.Reg
 	cannot := conflict("conflict", "the attempt at "+e.ID+" is "+string(reg.Status)+" and can no longer be cancelled", "Wait for its result.")
 	if reg.Status == RegRegistered {
-		moved, err := s.regs.MoveRegistration(ctx, reg.ID, []RegistrationStatus{RegRegistered}, RegCancelled, s.now())
+		moved, err := s.attempts.MoveRegistration(ctx, reg.ID, []RegistrationStatus{RegRegistered}, RegCancelled, s.now())
 		if errors.Is(err, registry.ErrConflict) {
 			return nil, cannot
 		}
@@ -323,7 +341,7 @@ func (s *Service) Cancel(ctx context.Context, agentID string, e *registry.Entry)
 		return nil, cannot
 	}
 	res, points := s.newResult(t.Def, reg, grade{outcome: OutcomeCancelled, reason: "cancelled by the agent"}, s.now())
-	if _, err := s.regs.RecordResult(ctx, res, points); errors.Is(err, registry.ErrConflict) {
+	if _, err := s.attempts.RecordResult(ctx, res, points); errors.Is(err, registry.ErrConflict) {
 		return nil, cannot
 	} else if err != nil {
 		return nil, err
@@ -343,7 +361,7 @@ type canceller interface {
 // the database for attempts the candidate submits.
 func (s *Service) recordGrade(ctx context.Context, t *Take, g grade) (*Submitted, error) {
 	res, points := s.newResult(t.Def, t.Reg, g, s.now())
-	saved, err := s.regs.RecordResult(ctx, res, points)
+	saved, err := s.attempts.RecordResult(ctx, res, points)
 	if errors.Is(err, registry.ErrConflict) {
 		return nil, conflict("already_completed", "this registration already has its result", "Register again for another attempt.")
 	}
@@ -356,5 +374,5 @@ func (s *Service) recordGrade(ctx context.Context, t *Take, g grade) (*Submitted
 // moveToStarted moves a registration to in_progress (again); its first
 // start sets its deadline (none when zero).
 func (s *Service) moveToStarted(ctx context.Context, reg *Registration, deadline time.Time) (*Registration, error) {
-	return s.regs.StartAttempt(ctx, reg.ID, s.now(), deadline)
+	return s.attempts.StartAttempt(ctx, reg.ID, s.now(), deadline)
 }

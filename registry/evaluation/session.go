@@ -133,54 +133,37 @@ type Seats struct {
 	Seated []registry.Agent
 }
 
-// SessionStore keeps multi-agent sessions, their participants and their
-// messages. Implementations serialise what must be serial in SQL: one
-// claim per registration or session, message sequences without gaps or
-// duplicates, seats of live sessions.
+// SessionStore reads multi-agent sessions and their participants, and
+// ends the ones nobody graded: what every part of the service that meets
+// a session calls (the runners, the reads, the sweeper).
 type SessionStore interface {
-	// ClaimRegistration opens the proctored session of a registration
-	// with its proctor and candidate. Returns registry.ErrConflict when the
-	// registration has a session already.
-	ClaimRegistration(ctx context.Context, s *Session, proctorID, candidateID string) (*Session, error)
-	// ClaimSession makes proctorID the grader of a live session and a
-	// participant with role proctor. Returns registry.ErrConflict when another
-	// proctor claimed it, registry.ErrNotFound for an unknown session.
-	// check, when not nil, is run in the claim's transaction after the
-	// lock that joins take, on the seats as they are then; its error
-	// refuses the claim.
-	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time, check *SeatCheck) (*Session, error)
-	// JoinLive seats the registration in the oldest live session of its
-	// evaluation and version with a free seat that has not ended and where
-	// no one (participant or proctor) has the agent's owner, first come first
-	// served, or opens a new one (template gives its evaluation, bounds
-	// and duration); a session becomes active with ends_at when it
-	// reaches its minimum. A registration already seated gets its
-	// session back.
-	JoinLive(ctx context.Context, template *Session, reg *Registration, duration time.Duration, at time.Time) (*Session, error)
-	// LeaveForming takes a registration out of a forming session (when
-	// it is cancelled). Returns registry.ErrConflict when its session has started.
-	LeaveForming(ctx context.Context, registrationID string) error
 	// Session returns a session. Returns registry.ErrNotFound.
 	Session(ctx context.Context, id string) (*Session, error)
 	// SessionByRegistration returns the session a registration takes
 	// part in. Returns registry.ErrNotFound.
 	SessionByRegistration(ctx context.Context, registrationID string) (*Session, error)
+	// Participants lists a session's participants with their names.
+	Participants(ctx context.Context, sessionID string) ([]Participant, error)
+	// OverdueSessions lists up to limit active sessions whose ends_at is
+	// at or before before, oldest first.
+	OverdueSessions(ctx context.Context, before time.Time, limit int) ([]*Session, error)
+	// EndSession ends an active session that no proctor graded and records
+	// results (not_graded) for its participants, in one transaction.
+	// Returns registry.ErrConflict when the session is no longer active
+	// (a grade got there first).
+	EndSession(ctx context.Context, sessionID string, results []*Result, at time.Time) ([]*Result, error)
+}
+
+// MessageStore keeps sessions' messages and who may read and post them:
+// membership, posting, the transcript and its streams. Implementations
+// number a session's messages without gaps or duplicates.
+type MessageStore interface {
 	// Membership returns a session and the role agentID has in it (""
 	// when none). Returns registry.ErrNotFound for an unknown session.
 	Membership(ctx context.Context, sessionID, agentID string) (*Session, string, error)
-	// Participants lists a session's participants with their names.
-	Participants(ctx context.Context, sessionID string) ([]Participant, error)
 	// AgentSessions lists the sessions an agent takes part in, newest
 	// first, with its role in each.
 	AgentSessions(ctx context.Context, agentID string) ([]*Session, []string, error)
-	// PendingRegistrations lists registrations of an evaluation in status
-	// (in_progress for proctored attempts, awaiting_grading for benchmark
-	// answers a proctor grades) that have no session, oldest first, except
-	// those of agent exclude.
-	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status RegistrationStatus) ([]PendingRegistration, error)
-	// UngradedSessions lists live sessions of an evaluation that started
-	// and have no proctor, oldest first, except those exclude sits in.
-	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*Session, error)
 	// PostMessage appends a message, numbering it after the session's
 	// last one, if the session is open at m.CreatedAt. Returns
 	// registry.ErrConflict when it is not.
@@ -188,6 +171,25 @@ type SessionStore interface {
 	// Messages lists a session's messages after sequence since, in order,
 	// at most limit.
 	Messages(ctx context.Context, sessionID string, since int64, limit int) ([]*SessionMessage, error)
+	// Subscribe follows a session's events: messages posted through this
+	// process, and wake-ups for messages posted on other replicas (on
+	// PostgreSQL, through LISTEN/NOTIFY) and for status changes.
+	Subscribe(ctx context.Context, sessionID string) Subscription
+}
+
+// ProctorStore is what proctoring calls: the attempts waiting for a
+// proctor, a proctor's claim of one, and grades. Implementations allow
+// one claim per registration.
+type ProctorStore interface {
+	// PendingRegistrations lists registrations of an evaluation in status
+	// (in_progress for proctored attempts, awaiting_grading for benchmark
+	// answers a proctor grades) that have no session, oldest first, except
+	// those of agent exclude.
+	PendingRegistrations(ctx context.Context, evaluationID, exclude string, status RegistrationStatus) ([]PendingRegistration, error)
+	// ClaimRegistration opens the proctored session of a registration
+	// with its proctor and candidate. Returns registry.ErrConflict when the
+	// registration has a session already.
+	ClaimRegistration(ctx context.Context, s *Session, proctorID, candidateID string) (*Session, error)
 	// GradeSession ends a session its proctor grades and records the
 	// results (one per graded participant) in one transaction, crediting
 	// points as RecordResult does. Returns registry.ErrConflict when proctorID did
@@ -203,18 +205,32 @@ type SessionStore interface {
 	// no longer waiting for a grade.
 	// check is as GradeSession's.
 	GradeJob(ctx context.Context, sessionID, proctorID, jobID string, r *Result, points float64, at time.Time, check *SeatCheck) (*Result, error)
-	// OverdueSessions lists up to limit active sessions whose ends_at is
-	// at or before before, oldest first.
-	OverdueSessions(ctx context.Context, before time.Time, limit int) ([]*Session, error)
-	// EndSession ends an active session that no proctor graded and records
-	// results (not_graded) for its participants, in one transaction.
-	// Returns registry.ErrConflict when the session is no longer active
-	// (a grade got there first).
-	EndSession(ctx context.Context, sessionID string, results []*Result, at time.Time) ([]*Result, error)
-	// Subscribe follows a session's events: messages posted through this
-	// process, and wake-ups for messages posted on other replicas (on
-	// PostgreSQL, through LISTEN/NOTIFY) and for status changes.
-	Subscribe(ctx context.Context, sessionID string) Subscription
+}
+
+// SeatStore seats agents in live sessions and gives those sessions
+// their proctor. Implementations serialise seats and claims in SQL.
+type SeatStore interface {
+	// JoinLive seats the registration in the oldest live session of its
+	// evaluation and version with a free seat that has not ended and where
+	// no one (participant or proctor) has the agent's owner, first come first
+	// served, or opens a new one (template gives its evaluation, bounds
+	// and duration); a session becomes active with ends_at when it
+	// reaches its minimum. A registration already seated gets its
+	// session back.
+	JoinLive(ctx context.Context, template *Session, reg *Registration, duration time.Duration, at time.Time) (*Session, error)
+	// LeaveForming takes a registration out of a forming session (when
+	// it is cancelled). Returns registry.ErrConflict when its session has started.
+	LeaveForming(ctx context.Context, registrationID string) error
+	// UngradedSessions lists live sessions of an evaluation that started
+	// and have no proctor, oldest first, except those exclude sits in.
+	UngradedSessions(ctx context.Context, evaluationID, exclude string) ([]*Session, error)
+	// ClaimSession makes proctorID the grader of a live session and a
+	// participant with role proctor. Returns registry.ErrConflict when another
+	// proctor claimed it, registry.ErrNotFound for an unknown session.
+	// check, when not nil, is run in the claim's transaction after the
+	// lock that joins take, on the seats as they are then; its error
+	// refuses the claim.
+	ClaimSession(ctx context.Context, sessionID, proctorID string, at time.Time, check *SeatCheck) (*Session, error)
 }
 
 // Subscription delivers a session's events to one stream.

@@ -32,7 +32,7 @@ type Swept struct {
 func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 	var out Swept
 	now := s.now()
-	regs, err := s.regs.OverdueRegistrations(ctx, now, sweepBatch)
+	regs, err := s.attempts.OverdueRegistrations(ctx, now, sweepBatch)
 	if err != nil {
 		return out, err
 	}
@@ -45,7 +45,7 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 			out.Attempts++
 		}
 	}
-	if s.sessions == nil {
+	if !s.keepsSessions() {
 		return out, nil
 	}
 	sessions, err := s.sessions.OverdueSessions(ctx, now.Add(-GradingGrace), sweepBatch)
@@ -74,7 +74,7 @@ func (s *Service) expire(ctx context.Context, reg *Registration, now time.Time) 
 	g := grade{outcome: OutcomeExpired, reason: "no submission before the deadline",
 		execution: []Check{{Name: "time_limit", Passed: false,
 			Message: fmt.Sprintf("no submission by the deadline, %s after the start", round(reg.Deadline.Sub(reg.StartedAt)))}}}
-	if def.Config.Proctor != nil && s.sessions != nil {
+	if def.Config.Proctor != nil && s.keepsSessions() {
 		// A proctored attempt's deadline is its proctor's claim: once
 		// claimed, its session ends it.
 		if _, err := s.sessions.SessionByRegistration(ctx, reg.ID); err == nil {
@@ -88,7 +88,7 @@ func (s *Service) expire(ctx context.Context, reg *Registration, now time.Time) 
 				Message: fmt.Sprintf("no proctor claimed the attempt by its deadline, %s after the start", waited)}}}
 	}
 	res, points := s.newResult(def, reg, g, now)
-	_, err = s.regs.RecordResult(ctx, res, points)
+	_, err = s.attempts.RecordResult(ctx, res, points)
 	if errors.Is(err, registry.ErrConflict) {
 		return false, nil // submitted, cancelled or swept elsewhere first
 	}
@@ -112,7 +112,7 @@ func (s *Service) endUngraded(ctx context.Context, sess *Session, now time.Time)
 		if p.RegistrationID == "" {
 			continue // the proctor
 		}
-		reg, err := s.regs.Registration(ctx, p.RegistrationID)
+		reg, err := s.attempts.Registration(ctx, p.RegistrationID)
 		if err != nil {
 			return false, err
 		}

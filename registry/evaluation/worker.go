@@ -182,7 +182,7 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 	w.defaults()
 	s := w.Service
 	now := s.now()
-	job, err := s.jobs.ClaimJob(ctx, now, now.Add(w.Lease))
+	job, err := s.judging.ClaimJob(ctx, now, now.Add(w.Lease))
 	if errors.Is(err, registry.ErrNotFound) {
 		return false, nil
 	}
@@ -203,17 +203,17 @@ func (w *Worker) RunOnce(ctx context.Context) (bool, error) {
 			// enough to notice it is back.
 			backoff = min(backoff, w.MaxBackoff)
 			log.Warn("the judge is down; the job waits", "error", reason, "retry_in", backoff)
-			return true, s.jobs.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
+			return true, s.judging.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
 		case IsJudgeOutage(err):
 			reason = fmt.Sprintf("the judge was down for longer than %s: %s", w.OutageWindow, reason)
 		case job.Attempts < w.MaxAttempts:
 			log.Warn("judging failed; will retry", "error", reason, "retry_in", backoff)
-			return true, s.jobs.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
+			return true, s.judging.RetryJob(ctx, job.ID, s.now().Add(backoff), reason)
 		}
 		log.Error("judging failed for good", "error", reason)
 		return true, w.fail(ctx, job, reason)
 	}
-	if _, err := s.jobs.CompleteJob(ctx, job.ID, res, points); err != nil {
+	if _, err := s.judging.CompleteJob(ctx, job.ID, res, points); err != nil {
 		return true, fmt.Errorf("complete %s: %w", job.ID, err)
 	}
 	log.Info("judged", "passed", res.Passed)
@@ -266,7 +266,7 @@ func (w *Worker) keepLease(ctx context.Context, id string) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := w.Service.jobs.ExtendJobLease(ctx, id, w.Service.now().Add(w.Lease)); err != nil && ctx.Err() == nil {
+				if err := w.Service.judging.ExtendJobLease(ctx, id, w.Service.now().Add(w.Lease)); err != nil && ctx.Err() == nil {
 					w.Log.Warn("extending a job's lease", "job_id", id, "error", err)
 				}
 			}
@@ -286,12 +286,12 @@ func (w *Worker) fail(ctx context.Context, job *Job, reason string) error {
 	res, _ := s.newResult(def, reg, grade{outcome: OutcomeInfrastructureFailure, started: job.CreatedAt,
 		reason:    fmt.Sprintf("the judge could not grade it in %d attempts: %s", job.Attempts, reason),
 		execution: []Check{acceptedInTime}, inputs: map[string]any{"submission": digest(json.RawMessage(job.Submission))}}, s.now())
-	return s.jobs.FailJob(ctx, job.ID, reason, res)
+	return s.judging.FailJob(ctx, job.ID, reason, res)
 }
 
 // pinnedJob reads a job's registration and the definition it pinned.
 func (s *Service) pinnedJob(ctx context.Context, job *Job) (*Registration, *Definition, error) {
-	reg, err := s.regs.Registration(ctx, job.RegistrationID)
+	reg, err := s.attempts.Registration(ctx, job.RegistrationID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,16 +43,18 @@ func TestFetchLocal(t *testing.T) {
 		{"v1", first, nil},
 		{first[:10], first, nil},
 	} {
-		src, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: dir, Ref: tt.ref})
-		if err != nil {
-			t.Fatalf("ref %q: %v", tt.ref, err)
-		}
-		if src.Commit != tt.commit || !strings.Contains(src.Name, dir) {
-			t.Errorf("ref %q: commit %s name %s", tt.ref, src.Commit, src.Name)
-		}
-		if tt.want != nil && !slices.Equal(paths(load(t, src)), tt.want) {
-			t.Errorf("ref %q: files %v, want %v", tt.ref, paths(load(t, src)), tt.want)
-		}
+		t.Run("ref "+tt.ref, func(t *testing.T) {
+			src, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: dir, Ref: tt.ref})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src.Commit != tt.commit || !strings.Contains(src.Name, dir) {
+				t.Errorf("got commit %s name %s, want commit %s and a name with %s", src.Commit, src.Name, tt.commit, dir)
+			}
+			if tt.want != nil && !slices.Equal(paths(load(t, src)), tt.want) {
+				t.Errorf("got files %v, want %v", paths(load(t, src)), tt.want)
+			}
+		})
 	}
 	if _, err := gitrev.Fetch(t.Context(), gitrev.FetchOptions{Repo: dir, Ref: "nope"}); !errors.Is(err, gitrev.ErrUnknownRevision) {
 		t.Errorf("unknown ref: %v", err)

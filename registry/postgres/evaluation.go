@@ -14,7 +14,14 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ evaluation.Store = (*Store)(nil)
+var (
+	_ evaluation.VersionStore    = (*Store)(nil)
+	_ evaluation.AttemptStore    = (*Store)(nil)
+	_ evaluation.ChallengeStore  = (*Store)(nil)
+	_ evaluation.ResultStore     = (*Store)(nil)
+	_ evaluation.RevocationStore = (*Store)(nil)
+	_ evaluation.PresentedStore  = (*Store)(nil)
+)
 
 const registrationColumns = `r.id, r.agent_id, r.evaluation_id, r.version_id, v.version, r.status, r.registered_at, r.started_at, r.completed_at, r.deadline_at`
 const registrationFrom = ` FROM registrations r JOIN sip_versions v ON v.id = r.version_id`

@@ -59,9 +59,11 @@ func TestCountHit(t *testing.T) {
 		{"registrations:2001:db8::1", t0, 1},       // an IPv6 address
 		{"agent-posts:agt_01JD3XYZ" + "é✓", t0, 1}, // any text
 	} {
-		if n, err := a.CountHit(ctx, tc.key, tc.start, tc.start.Add(time.Minute)); err != nil || n != tc.want {
-			t.Errorf("CountHit(%q, %s) = %d, %v; want %d", tc.key, tc.start.Format(time.TimeOnly), n, err, tc.want)
-		}
+		t.Run(tc.key, func(t *testing.T) {
+			if n, err := a.CountHit(ctx, tc.key, tc.start, tc.start.Add(time.Minute)); err != nil || n != tc.want {
+				t.Errorf("CountHit(%q, %s) = %d, %v; want %d", tc.key, tc.start.Format(time.TimeOnly), n, err, tc.want)
+			}
+		})
 	}
 
 	// 100 addresses that never come back, then hits an hour later: each

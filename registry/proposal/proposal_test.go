@@ -104,12 +104,14 @@ func TestParseKey(t *testing.T) {
 		{"hunter2", false},
 		{strings.Repeat("ab", 16), false},
 	} {
-		k, err := proposal.ParseKey(tc.in)
-		if (err == nil) != tc.ok || tc.ok && len(k) != 32 {
-			t.Errorf("ParseKey(%q) = %d bytes, %v; want ok %v", tc.in, len(k), err, tc.ok)
-		}
-		if err != nil && strings.Contains(err.Error(), tc.in) {
-			t.Errorf("the error repeats the key: %v", err)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			k, err := proposal.ParseKey(tc.in)
+			if (err == nil) != tc.ok || tc.ok && len(k) != 32 {
+				t.Errorf("got %d bytes, %v; want ok %v", len(k), err, tc.ok)
+			}
+			if err != nil && strings.Contains(err.Error(), tc.in) {
+				t.Errorf("got an error repeating the key: %v; want it unrepeated", err)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package registrytest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,8 +22,21 @@ import (
 type FullStore interface {
 	registry.Store
 	registry.AgentStore
-	evaluation.Store
+	evaluation.VersionStore
+	evaluation.AttemptStore
+	evaluation.ChallengeStore
+	evaluation.ResultStore
+	evaluation.RevocationStore
+	evaluation.PresentedStore
 	stats.Source
+	// Register opens a registration without an attempt limit, or returns
+	// the agent's open one for the evaluation (created false); concurrent
+	// calls open one. The service registers through RegisterWithin; the
+	// suite and fixtures register with this.
+	Register(ctx context.Context, r *evaluation.Registration) (_ *evaluation.Registration, created bool, err error)
+	// ResultsSince lists every result completed at or after since, oldest
+	// first (what sip traces export reads).
+	ResultsSince(ctx context.Context, since time.Time) ([]*evaluation.Result, error)
 }
 
 // RunEvaluationStoreTests runs the registrations-and-results half of the

@@ -15,6 +15,7 @@ import (
 type JobFullStore interface {
 	FullStore
 	evaluation.JobStore
+	evaluation.JudgingStore
 }
 
 // RunJobStoreTests runs the judging queue's half of the conformance suite.

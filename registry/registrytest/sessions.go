@@ -17,6 +17,9 @@ import (
 type SessionFullStore interface {
 	FullStore
 	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 }
 
 // RunSessionStoreTests runs the multi-agent half of the conformance

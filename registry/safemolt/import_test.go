@@ -227,13 +227,15 @@ func TestImportFixture(t *testing.T) {
 				{"public-ai-7", "identity-check", []evaluation.Provenance{"provisioned"}},
 				{"dashed", "poaw", []evaluation.Provenance{"backfilled"}},
 			} {
-				var got []evaluation.Provenance
-				for _, r := range byAgent(tc.agent, tc.eval) {
-					got = append(got, r.Of())
-				}
-				if !slices.Equal(got, tc.want) {
-					t.Errorf("%s's %s results: provenance %v, want %v", tc.agent, tc.eval, got, tc.want)
-				}
+				t.Run(tc.agent+"/"+tc.eval, func(t *testing.T) {
+					var got []evaluation.Provenance
+					for _, r := range byAgent(tc.agent, tc.eval) {
+						got = append(got, r.Of())
+					}
+					if !slices.Equal(got, tc.want) {
+						t.Errorf("got provenance %v, want %v", got, tc.want)
+					}
+				})
 			}
 			// A version sip does not hold is kept and labelled.
 			poaw := byAgent("Ada", "poaw")[0]

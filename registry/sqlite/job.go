@@ -10,7 +10,10 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ evaluation.JobStore = (*Store)(nil)
+var (
+	_ evaluation.JobStore     = (*Store)(nil)
+	_ evaluation.JudgingStore = (*Store)(nil)
+)
 
 const jobColumns = `id, registration_id, agent_id, evaluation_id, status, nonce, nonce_expires_at, submission, partial, attempts,
 	next_attempt_at, lease_until, last_error, result_id, created_at, updated_at`

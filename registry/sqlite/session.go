@@ -10,7 +10,12 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-var _ evaluation.SessionStore = (*Store)(nil)
+var (
+	_ evaluation.SessionStore = (*Store)(nil)
+	_ evaluation.MessageStore = (*Store)(nil)
+	_ evaluation.ProctorStore = (*Store)(nil)
+	_ evaluation.SeatStore    = (*Store)(nil)
+)
 
 const sessionColumns = `s.id, s.evaluation_id, s.kind, s.status, s.registration_id, s.proctor_id, s.min_participants, s.max_participants,
 	s.participants, s.last_sequence, s.created_at, s.started_at, s.ends_at, s.ended_at, s.version_id`

@@ -5,7 +5,9 @@
 // contributions and module diversity).
 //
 // Stores supply facts (Source); everything counted is counted here, once,
-// so both stores agree by construction.
+// so both stores agree by construction. Service keeps the figures until
+// what they count changes; cmd/sip builds it over the store and hands it
+// to the pages and /metrics.
 package stats
 
 import (
