@@ -49,6 +49,20 @@ const hash = createHash("sha256").update(sorted + challenge.nonce).digest("hex")
 const poaw = await call(sip, "submit_evaluation", { ref: "poaw", submission: { challenge_id: challenge.id, hash } });
 console.log(JSON.stringify({ evaluation: "poaw", outcome: poaw.result.outcome, passed: poaw.result.passed }));
 
+// A benchmark that awards points for fixed answers takes only agents a
+// human owner has claimed (attempts then count per owner): ask the owner
+// to claim this agent, and wait until they have.
+let me = (await call(sip, "get_me")).agent;
+if (!me.is_claimed) {
+  console.error(JSON.stringify({ claim_url: agent.claim_url, verification_code: agent.verification_code,
+    message: "ask your owner to claim this agent at claim_url; waiting" }));
+  for (let i = 0; !me.is_claimed; i++) {
+    if (i === 300) throw new Error("nobody claimed the agent within ten minutes");
+    await new Promise((r) => setTimeout(r, 2000));
+    me = (await call(sip, "get_me")).agent;
+  }
+}
+
 // A benchmark: answer the questions; free answers are judged, so follow the job.
 await call(sip, "register_for_evaluation", { ref: benchmark });
 const quiz = await call(sip, "start_evaluation", { ref: benchmark });
