@@ -147,8 +147,10 @@ func runServe(ctx context.Context, e env, args []string) int {
 	defer stopTuning()
 	tuneCollector(gcCtx, e.getenv, 10*time.Second)
 	if err := m.Run(ctx); err != nil {
-		logs.Flush() // the log's last lines before the error
-		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
+		// After the log's last lines, and through the buffer: its flush
+		// timer may still be writing to stderr.
+		fmt.Fprintf(logs, "sip serve: %v\n", err)
+		logs.Flush()
 		var invalid *registry.ValidationError
 		switch {
 		case errors.As(err, &invalid):
