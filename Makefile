@@ -17,9 +17,9 @@ BENCHTIME ?= 5x
 
 all: lint test build
 
-## build: compile bin/sip
+## build: compile bin/sip, statically (CGO_ENABLED=0) as releases are: no dynamic loader at start-up
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
 
 ## run: build sip and serve the bundled SIPs on the embedded SQLite default
 ADDR ?= 127.0.0.1:8080
@@ -54,7 +54,7 @@ bench:
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
 	$(GO) test -run '^$$' -bench . -benchtime 300x -count 3 ./registry/credential
-	$(GO) build -o $(BIN) ./cmd/sip
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/sip
 	$(GO) run ./registry/siptest/gensips -n 1000 .cache/sips-1k
 	$(GO) run ./registry/siptest/gensips -n 10000 .cache/sips-10k
 	@if command -v hyperfine >/dev/null; then \
@@ -70,7 +70,7 @@ bench:
 ## (read + yaml.v3 decode, every CPU) and its peer (gray-matter + js-yaml from npm, parse only); peak RSS per command
 PEER_DIR := .cache/peer
 bench-validate:
-	$(GO) build -o $(BIN) ./cmd/sip
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/sip
 	$(GO) build -o bin/floor ./registry/siptest/floor
 	$(GO) run ./registry/siptest/gensips -corpus registry/testdata/safemolt -times 250 .cache/corpus250
 	@test -d $(PEER_DIR)/node_modules/gray-matter || (mkdir -p $(PEER_DIR) && cd $(PEER_DIR) && npm install --no-audit --no-fund --silent gray-matter@4.0.3)
@@ -85,7 +85,7 @@ bench-validate:
 RUNS ?= 1
 perfcheck:
 	@command -v valgrind >/dev/null || { echo "perfcheck needs valgrind (apt-get install valgrind)"; exit 1; }
-	$(GO) build -o $(BIN) ./cmd/sip
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/sip
 	$(GO) build -o bin/floor ./registry/siptest/floor
 	$(GO) run ./registry/siptest/gensips -corpus registry/testdata/safemolt -times 10 .cache/perfcheck
 	$(GO) run ./registry/siptest/perfcheck -sip $(BIN) -floor bin/floor -corpus .cache/perfcheck -runs $(RUNS)

@@ -32,7 +32,7 @@ func TestAccessLogLine(t *testing.T) {
 			}
 			s := &Server{log: slog.New(h), metrics: newMetrics()}
 			e := echo.New()
-			e.Use(withRequestID, s.withLogAndMetrics)
+			e.Use(s.middleware)
 			e.GET("/claim/:token", func(c echo.Context) error { return c.String(http.StatusTeapot, "short and stout") })
 			for range 2 { // the second on a pooled array
 				buf.Reset()
@@ -71,19 +71,18 @@ func TestAccessLogLine(t *testing.T) {
 	}
 }
 
-// BenchmarkAccessLog serves one request through the request id alone
-// ("bare") and with the access log line and metrics ("logged", a JSON
-// log to io.Discard): the difference is what logging a request costs.
+// BenchmarkAccessLog serves one request through echo alone ("bare") and
+// through the server's middleware ("logged": request id, headers, limits,
+// metrics and the access log line, a JSON log to io.Discard): the
+// difference is what the middleware costs.
 func BenchmarkAccessLog(b *testing.B) {
 	body := []byte(`{"success":true,"evaluations":[]}`)
 	for _, name := range []string{"bare", "logged"} {
 		b.Run(name, func(b *testing.B) {
 			s := &Server{log: slog.New(slog.NewJSONHandler(io.Discard, nil)), metrics: newMetrics()}
 			e := echo.New()
-			if name == "bare" {
-				e.Use(withRequestID)
-			} else {
-				e.Use(withRequestID, s.withLogAndMetrics)
+			if name == "logged" {
+				e.Use(s.middleware)
 			}
 			e.GET("/api/v1/evaluations", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, body) })
 			req := httptest.NewRequest(http.MethodGet, "/api/v1/evaluations", nil)

@@ -176,15 +176,18 @@ func (s *Server) listSIPs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, body)
+	return jsonBody(c, body)
 }
 
 var statusFilters = []string{"active", "draft", "deprecated", "all"}
 
 // listEvaluations answers GET /api/v1/evaluations?module=&type=&status=.
 func (s *Server) listEvaluations(c echo.Context) error {
-	q := c.QueryParams()
-	module, typ, status := q.Get("module"), q.Get("type"), q.Get("status")
+	var module, typ, status string
+	if c.QueryString() != "" { // most callers ask for the default list: no map of parameters
+		q := c.QueryParams()
+		module, typ, status = q.Get("module"), q.Get("type"), q.Get("status")
+	}
 	if status == "" {
 		status = "active"
 	}
@@ -208,7 +211,11 @@ func (s *Server) listEvaluations(c echo.Context) error {
 	if v != nil {
 		return s.listForAgent(c, snap, v, module, typ, status)
 	}
-	body, err := snap.cached("evaluations\x00"+module+"\x00"+typ+"\x00"+status, func() ([]byte, error) {
+	key := "evaluations\x00\x00\x00active" // the default list's, without a concatenation
+	if module != "" || typ != "" || status != "active" {
+		key = "evaluations\x00" + module + "\x00" + typ + "\x00" + status
+	}
+	body, err := snap.cached(key, func() ([]byte, error) {
 		items := []evaluationItem{}
 		for _, e := range snap.matching(module, typ, status) {
 			items = append(items, s.toItem(e))
@@ -221,7 +228,7 @@ func (s *Server) listEvaluations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, body)
+	return jsonBody(c, body)
 }
 
 // getEvaluation answers GET /api/v1/evaluations/{ref}, ref being the id,

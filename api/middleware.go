@@ -19,26 +19,65 @@ const requestIDHeader = "X-Request-Id"
 // maxBody caps API request bodies (api/openapi.yaml documents the limit).
 const maxBody = 1 << 20
 
-// requestID returns the request's id, set by withRequestID.
+// requestID returns the request's id, set by the middleware (it is the
+// response's X-Request-Id header).
 func requestID(c echo.Context) string {
-	id, _ := c.Get("request_id").(string)
-	return id
+	if v := c.Response().Header()[requestIDHeader]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
-// withRequestID takes a sane X-Request-Id from the caller (so a trace
-// spans services) or makes one, and echoes it on the response.
-func withRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+// Headers every response carries. Assigned to the header map as they are
+// (the keys are canonical); their capacity equals their length, so an Add
+// copies instead of writing into the shared array.
+var (
+	nosniff        = []string{"nosniff"}[:1:1]
+	referrerPolicy = []string{"strict-origin-when-cross-origin"}[:1:1]
+)
+
+// middleware is every request's handling around its route's handler, in
+// one function (echo builds the chain of middlewares anew for every
+// request): from the outside in, the request id, the log line and metrics
+// (outside the error handler's response, so they see final statuses),
+// recovery from a panic, the security headers and the request limits.
+func (s *Server) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		start := time.Now()
+		h := c.Response().Header()
+		// A sane X-Request-Id from the caller is kept (so a trace spans
+		// services); else one is made. Either is echoed on the response.
 		id := c.Request().Header.Get(requestIDHeader)
 		if !saneID(id) {
-			b := make([]byte, 12)
-			rand.Read(b)
-			id = hex.EncodeToString(b)
+			var b [12]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
 		}
-		c.Set("request_id", id)
-		c.Response().Header().Set(requestIDHeader, id)
-		return next(c)
+		h[requestIDHeader] = []string{id}
+		err := s.guarded(c, next)
+		if err != nil {
+			c.Error(err) // write the error response now, so the status is final
+		}
+		s.logRequest(c, id, start, time.Now())
+		return nil
 	}
+}
+
+// guarded runs next with the security headers and the request limits,
+// turning a panic into an error (answered 500 by the error handler).
+func (s *Server) guarded(c echo.Context, next echo.HandlerFunc) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	h := c.Response().Header()
+	h["X-Content-Type-Options"] = nosniff
+	h["Referrer-Policy"] = referrerPolicy
+	if err := limitRequest(c); err != nil {
+		return err
+	}
+	return next(c)
 }
 
 func saneID(id string) bool {
@@ -53,88 +92,64 @@ func saneID(id string) bool {
 	return true
 }
 
-// withRecover turns a panic into a 500 through the error handler.
-func withRecover(next echo.HandlerFunc) (h echo.HandlerFunc) {
-	return func(c echo.Context) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("panic: %v", r)
-			}
-		}()
-		return next(c)
+// limitRequest refuses bodies over maxBody before a handler reads them.
+func limitRequest(c echo.Context) error {
+	if c.Path() == WebhookPath {
+		return nil // GitHub's payloads go up to 25 MiB; the App caps them
 	}
-}
-
-// withLimits refuses bodies over maxBody before a handler reads them.
-func withLimits(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if c.Path() == WebhookPath {
-			return next(c) // GitHub's payloads go up to 25 MiB; the App caps them
-		}
-		r := c.Request()
-		// No store keeps a NUL character (PostgreSQL refuses it in text):
-		// one in the path or the query is bad input, not a server error.
-		if strings.ContainsRune(r.URL.Path, 0) || strings.Contains(strings.ToLower(r.URL.RawQuery), "%00") {
-			return badRequest("", "the request's path or query contains a NUL character", "Remove the %00.")
-		}
-		if r.ContentLength > maxBody {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
-		}
+	r := c.Request()
+	// No store keeps a NUL character (PostgreSQL refuses it in text):
+	// one in the path or the query is bad input, not a server error.
+	// ("%00" has no letters: no case to fold.)
+	if strings.IndexByte(r.URL.Path, 0) >= 0 || strings.Contains(r.URL.RawQuery, "%00") {
+		return badRequest("", "the request's path or query contains a NUL character", "Remove the %00.")
+	}
+	if r.ContentLength > maxBody {
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
+	}
+	if r.Body != http.NoBody && r.Body != nil { // NoBody: a request without one, nothing to cap
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, maxBody)
-		return next(c)
 	}
+	return nil
 }
 
-// withSecurityHeaders sets headers every response should carry.
-func withSecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
-		return next(c)
+// logRequest records the metrics of a request that ran from start to end
+// and writes its log line.
+func (s *Server) logRequest(c echo.Context, id string, start, end time.Time) {
+	route := c.Path()
+	if route == "" {
+		route = "unmatched"
 	}
-}
-
-// withLogAndMetrics writes one log line and the metrics of each request.
-// It runs outside the error handler's response, so it sees final statuses.
-func (s *Server) withLogAndMetrics(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err) // write the error response now, so the status is final
-		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		status := c.Response().Status
-		elapsed := time.Since(start)
-		s.metrics.observe(c.Request().Method, route, status, elapsed)
-		ctx := c.Request().Context()
-		if !s.log.Enabled(ctx, slog.LevelInfo) {
-			return nil
-		}
-		// A record holds five attributes without allocating; the last four
-		// go in a group with no key, which handlers write inline, on an
-		// array reused from a pool (handlers write the record before
-		// LogAttrs returns).
-		tail := accessTails.Get().(*[4]slog.Attr)
-		tail[0] = slog.Int("status", status)
-		tail[1] = slog.Int64("bytes", c.Response().Size)
-		tail[2] = slog.Int64("duration_us", elapsed.Microseconds()) // an integer: slog encodes floats with encoding/json
-		tail[3] = slog.String("remote", c.RealIP())
-		s.log.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("request_id", requestID(c)),
-			slog.String("method", c.Request().Method),
-			slog.String("route", route),
-			slog.String("path", loggedPath(c)),
-			slog.Attr{Value: slog.GroupValue(tail[:]...)},
-		)
-		*tail = [4]slog.Attr{}
-		accessTails.Put(tail)
-		return nil
+	status := c.Response().Status
+	elapsed := end.Sub(start)
+	s.metrics.observe(c.Request().Method, route, status, elapsed)
+	ctx := c.Request().Context()
+	h := s.log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
 	}
+	// The record goes to the handler directly: slog.Logger would read
+	// the clock again and walk the stack for a source location the line
+	// does not show. A record holds five attributes without allocating;
+	// the last four go in a group with no key, which handlers write
+	// inline, on an array reused from a pool (handlers write the record
+	// before Handle returns).
+	tail := accessTails.Get().(*[4]slog.Attr)
+	tail[0] = slog.Int("status", status)
+	tail[1] = slog.Int64("bytes", c.Response().Size)
+	tail[2] = slog.Int64("duration_us", elapsed.Microseconds()) // an integer: slog encodes floats with encoding/json
+	tail[3] = slog.String("remote", c.RealIP())
+	r := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+	r.AddAttrs(
+		slog.String("request_id", id),
+		slog.String("method", c.Request().Method),
+		slog.String("route", route),
+		slog.String("path", loggedPath(c)),
+		slog.Attr{Value: slog.GroupValue(tail[:]...)},
+	)
+	h.Handle(ctx, r)
+	*tail = [4]slog.Attr{}
+	accessTails.Put(tail)
 }
 
 var accessTails = sync.Pool{New: func() any { return new([4]slog.Attr) }}

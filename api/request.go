@@ -27,7 +27,7 @@ func noBody(c echo.Context) error {
 
 // bind decodes a JSON request body into v, strictly: the content type must
 // be JSON, unknown fields and trailing data are refused, the size cap of
-// withLimits applies, and no string may hold a NUL character (no store
+// the middleware applies, and no string may hold a NUL character (no store
 // keeps one: PostgreSQL refuses it in text).
 func bind(c echo.Context, v any) error {
 	ct := c.Request().Header.Get("Content-Type")

@@ -183,7 +183,7 @@ func NewServer(cfg Config) *Server {
 	} else {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
-	e.Use(withRequestID, s.withLogAndMetrics, withRecover, withSecurityHeaders, withLimits)
+	e.Use(s.middleware)
 
 	if cfg.Webhook != nil {
 		e.POST(WebhookPath, webhook(cfg.Webhook))

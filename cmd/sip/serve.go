@@ -97,11 +97,13 @@ func runServe(ctx context.Context, e env, args []string) int {
 		fmt.Fprintf(e.stderr, "sip serve: unknown --log-format %q\n", *logFormat)
 		return exitUsage
 	}
+	logs := newLogBuffer(e.stderr)
+	defer logs.Flush()
 	m := &Main{
 		Addr:           firstOf(*addr, e.getenv("SIP_ADDR"), "127.0.0.1:8080"),
 		DatabaseURL:    databaseURL(e, *db),
 		EvaluationsDir: *evals,
-		Logger:         newLogger(e.stderr, *logFormat),
+		Logger:         newLogger(logs, *logFormat),
 		Stdout:         e.stdout,
 		BaseURL:        e.getenv("SIP_BASE_URL"),
 		OEmbedURL:      e.getenv("SIP_X_OEMBED_URL"),
@@ -164,8 +166,14 @@ func runServe(ctx context.Context, e env, args []string) int {
 		}
 		m.IssuerKeys = keys
 	}
+	gcCtx, stopTuning := context.WithCancel(ctx)
+	defer stopTuning()
+	tuneCollector(gcCtx, e.getenv, 10*time.Second)
 	if err := m.Run(ctx); err != nil {
-		fmt.Fprintf(e.stderr, "sip serve: %v\n", err)
+		// After the log's last lines, and through the buffer: its flush
+		// timer may still be writing to stderr.
+		fmt.Fprintf(logs, "sip serve: %v\n", err)
+		logs.Flush()
 		var invalid *registry.ValidationError
 		switch {
 		case errors.As(err, &invalid):
@@ -200,11 +208,13 @@ func firstOf(vals ...string) string {
 	return ""
 }
 
-func newLogger(w io.Writer, format string) *slog.Logger {
+// newLogger writes records to buf in format, and buf at once after any
+// record at warning level or above.
+func newLogger(buf *logBuffer, format string) *slog.Logger {
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, nil))
+		return slog.New(flushingHandler{slog.NewTextHandler(buf, nil), buf})
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(flushingHandler{slog.NewJSONHandler(buf, nil), buf})
 }
 
 var (

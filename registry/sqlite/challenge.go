@@ -85,14 +85,14 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	defer done()
 	var regID, status string
 	var versionID int64
-	if err := tx.QueryRowContext(ctx, `SELECT id, status, version_id FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
+	if err := s.txQueryRow(ctx, tx, `SELECT id, status, version_id FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
 		c.AgentID, evaluationID).Scan(&regID, &status, &versionID); err != nil {
 		return nil, false, err
 	}
 	if status != string(evaluation.RegRegistered) && status != string(evaluation.RegInProgress) {
 		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 	}
-	open, err := scanChallenge(tx.QueryRowContext(ctx, "SELECT "+challengeColumns+` FROM challenges
+	open, err := scanChallenge(s.txQueryRow(ctx, tx, "SELECT "+challengeColumns+` FROM challenges
 		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, regID, formatTime(c.CreatedAt)))
 	if err == nil {
 		open.VersionID = versionID
@@ -101,13 +101,13 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?), deadline_at = ? WHERE id = ?`,
+	if _, err := s.txExec(ctx, tx, `UPDATE registrations SET status = 'in_progress', started_at = COALESCE(started_at, ?), deadline_at = ? WHERE id = ?`,
 		formatTime(c.CreatedAt), formatTime(c.ExpiresAt), regID); err != nil {
 		return nil, false, err
 	}
 	out := *c
 	out.RegistrationID, out.VersionID = regID, versionID
-	if _, err := tx.ExecContext(ctx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
+	if _, err := s.txExec(ctx, tx, `INSERT INTO challenges (id, registration_id, agent_id, challenge_values, nonce, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, out.ID, out.RegistrationID, out.AgentID, string(values), out.Nonce, formatTime(out.CreatedAt), formatTime(out.ExpiresAt)); err != nil {
 		return nil, false, err
 	}
@@ -122,10 +122,10 @@ func (s *Store) SetChallengeExpiry(ctx context.Context, id string, expires time.
 		return err
 	}
 	defer done()
-	if _, err := tx.ExecContext(ctx, "UPDATE challenges SET expires_at = ? WHERE id = ? AND used_at IS NULL", formatTime(expires), id); err != nil {
+	if _, err := s.txExec(ctx, tx, "UPDATE challenges SET expires_at = ? WHERE id = ? AND used_at IS NULL", formatTime(expires), id); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE registrations SET deadline_at = ?
+	if _, err := s.txExec(ctx, tx, `UPDATE registrations SET deadline_at = ?
 		WHERE id = (SELECT registration_id FROM challenges WHERE id = ? AND used_at IS NULL) AND status = 'in_progress'`, formatTime(expires), id); err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (s *Store) AnswerChallenge(ctx context.Context, challengeID string, r *eval
 		return nil, err
 	}
 	defer done()
-	res, err := tx.ExecContext(ctx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(r.CompletedAt), challengeID)
+	res, err := s.txExec(ctx, tx, "UPDATE challenges SET used_at = ? WHERE id = ? AND used_at IS NULL", formatTime(r.CompletedAt), challengeID)
 	if err != nil {
 		return nil, err
 	}

@@ -8,9 +8,11 @@ import (
 // SQLite spends much of a small query parsing it, so read statements are
 // prepared once per query text and reused (database/sql prepares them
 // again on each pooled connection as needed). The set of texts is fixed
-// by the code, so the cache stays small. Writes are not cached: a cached
-// statement that writes outside BEGIN IMMEDIATE was seen to fail with
-// SQLITE_BUSY instead of waiting under load.
+// by the code, so the cache stays small. Writes are cached only inside
+// write transactions (txExec, txQueryRow), which BEGIN IMMEDIATE has made
+// the one writer: a cached statement that writes outside one was seen to
+// fail with SQLITE_BUSY instead of waiting under load. Parsing inside a
+// transaction is time every other writer waits for.
 
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := s.stmts.Load(query); ok {
@@ -85,12 +87,23 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, func(), error) {
 	return tx, func() { tx.Rollback(); s.wmu.Unlock() }, nil
 }
 
+// txExec runs a statement in a write transaction, prepared once per
+// connection (Tx.StmtContext reuses what the connection prepared before).
 func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	return tx.ExecContext(ctx, query, args...)
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 }
 
+// txQueryRow is txExec for a statement that returns a row.
 func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) scanner {
-	return tx.QueryRowContext(ctx, query, args...)
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 }
 
 // collect scans every row of a query with scan.

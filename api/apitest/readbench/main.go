@@ -12,6 +12,10 @@
 //	go build -o bin/sip ./cmd/sip
 //	go run ./api/apitest/readbench -sip bin/sip -sizes 10,50,1000
 //
+// -sip takes several binaries, comma-separated (say, before and after a
+// change): each is started on each store and measured in the same rounds,
+// named by its position (sqlite, sqlite.2, …).
+//
 // PostgreSQL runs on a new database made for the run (and dropped after)
 // on the server -pg names (SIP_TEST_DATABASE_URL, else the local one),
 // unless -pg is empty.
@@ -48,7 +52,7 @@ func main() {
 		floor(os.Args[2], os.Args[3])
 		return
 	}
-	sip := flag.String("sip", "bin/sip", "the sip binary")
+	sip := flag.String("sip", "bin/sip", "the sip binary, or several, comma-separated")
 	sizes := flag.String("sizes", "10,50,1000", "numbers of evaluations, comma-separated")
 	pgDefault := os.Getenv("SIP_TEST_DATABASE_URL")
 	if pgDefault == "" {
@@ -79,21 +83,31 @@ func main() {
 		if err := writeSIPs(dir, n); err != nil {
 			log.Fatal(err)
 		}
-		stores := map[string]string{"sqlite": "sqlite:" + filepath.Join(tmp, fmt.Sprintf("registry-%d.db", n))}
-		order := []string{"sqlite"}
-		if *pg != "" {
-			url, drop, err := newDatabase(*pg, fmt.Sprintf("readbench_%d_%d", os.Getpid(), n))
-			if err != nil {
-				log.Fatal(err)
+		stores, bins := map[string]string{}, map[string]string{}
+		var order []string
+		for i, bin := range strings.Split(*sip, ",") {
+			suffix := ""
+			if i > 0 {
+				suffix = "." + strconv.Itoa(i+1)
 			}
-			defer drop()
-			stores["postgres"] = url
-			order = append(order, "postgres")
+			stores["sqlite"+suffix] = "sqlite:" + filepath.Join(tmp, fmt.Sprintf("registry-%d%s.db", n, suffix))
+			bins["sqlite"+suffix] = bin
+			order = append(order, "sqlite"+suffix)
+			if *pg != "" {
+				url, drop, err := newDatabase(*pg, fmt.Sprintf("readbench_%d_%d_%d", os.Getpid(), n, i))
+				if err != nil {
+					log.Fatal(err)
+				}
+				defer drop()
+				stores["postgres"+suffix] = url
+				bins["postgres"+suffix] = bin
+				order = append(order, "postgres"+suffix)
+			}
 		}
 		servers := map[string]*server{}
 		var body []byte
 		for _, name := range order {
-			s, err := start(*sip, "serve", "--db", stores[name], "--evaluations", dir, "--addr", "127.0.0.1:0")
+			s, err := start(bins[name], "serve", "--db", stores[name], "--evaluations", dir, "--addr", "127.0.0.1:0")
 			if err != nil {
 				log.Fatalf("%s: %v", name, err)
 			}
