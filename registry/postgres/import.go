@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,7 +26,7 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		return n, err
 	}
 	defer tx.Rollback(ctx)
-	ledger := func(kind string, ids, targets []string) (map[string]bool, error) {
+	var ledger ledgerFunc = func(kind string, ids, targets []string) (map[string]bool, error) {
 		rows, err := tx.Query(ctx, `INSERT INTO import_ledger (source, kind, source_id, target_id, imported_at)
 			SELECT $1, $2, u.s, u.t, $3 FROM unnest($4::text[], $5::text[]) AS u(s, t)
 			ON CONFLICT DO NOTHING RETURNING source_id`, b.Source, kind, b.At, ids, targets)
@@ -82,17 +83,30 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		return n, err
 	}
 	var results []*evaluation.ImportedResult
-	var agentIDs []string
 	for i := range b.Results {
 		if fresh[b.Results[i].SourceID] {
 			results = append(results, &b.Results[i])
-			agentIDs = append(agentIDs, b.Results[i].Result.AgentID)
 		} else {
 			n.Skipped++
 		}
 	}
-	if len(results) == 0 {
-		return n, tx.Commit(ctx)
+	if len(results) > 0 {
+		if err := importResults(ctx, tx, results, &n); err != nil {
+			return n, err
+		}
+	}
+	if err := importSessions(ctx, tx, b, ledger, &n); err != nil {
+		return n, err
+	}
+	return n, tx.Commit(ctx)
+}
+
+// importResults writes registrations and results by COPY, crediting
+// points once per agent and evaluation.
+func importResults(ctx context.Context, tx pgx.Tx, results []*evaluation.ImportedResult, n *evaluation.ImportCounts) error {
+	agentIDs := make([]string, len(results))
+	for i, ir := range results {
+		agentIDs[i] = ir.Result.AgentID
 	}
 	// Points are credited once per agent and evaluation: to the first
 	// pass of the batch whose agent holds none yet.
@@ -102,7 +116,7 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		return p, row.Scan(&p[0], &p[1])
 	})
 	if err != nil {
-		return n, err
+		return err
 	}
 	credited := make(map[[2]string]bool, len(pairs))
 	for _, p := range pairs {
@@ -120,11 +134,11 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		}
 		details, err := json.Marshal(orEmpty(r.Details))
 		if err != nil {
-			return n, err
+			return err
 		}
 		trace, err := json.Marshal(r.Trace)
 		if err != nil {
-			return n, err
+			return err
 		}
 		resRows[i] = []any{r.ID, r.RegistrationID, r.AgentID, r.EvaluationID, r.VersionID, r.Version, r.ContentSHA256, r.Passed,
 			r.Score, r.MaxScore, points, string(details), string(trace), r.CompletedAt, nullTime(r.ExpiresAt), string(r.EndedAs()), string(r.Of())}
@@ -132,16 +146,171 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"registrations"},
 		[]string{"id", "agent_id", "evaluation_id", "version_id", "status", "registered_at", "started_at", "completed_at"},
 		pgx.CopyFromRows(regRows)); err != nil {
-		return n, err
+		return err
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"results"},
 		[]string{"id", "registration_id", "agent_id", "evaluation_id", "version_id", "version", "content_sha256", "passed",
 			"score", "max_score", "points_earned", "details", "trace", "completed_at", "expires_at", "outcome", "provenance"},
 		pgx.CopyFromRows(resRows)); err != nil {
-		return n, err
+		return err
 	}
 	n.Results += len(results)
-	return n, tx.Commit(ctx)
+	return nil
+}
+
+// ledgerFunc writes the ledger rows of a kind and returns the source ids
+// whose rows were not there yet.
+type ledgerFunc func(kind string, ids, targets []string) (map[string]bool, error)
+
+// importSessions writes the batch's sessions with their participants,
+// then its messages and transcripts, each kind in one statement. A
+// message whose sender is not a participant of the imported session, or
+// a transcript whose result was not imported, is not written and its
+// ledger row is taken back, so a later import that brings its
+// counterpart writes it.
+func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, ledger ledgerFunc, n *evaluation.ImportCounts) error {
+	if len(b.Sessions) > 0 {
+		ids, targets := make([]string, len(b.Sessions)), make([]string, len(b.Sessions))
+		for i, is := range b.Sessions {
+			ids[i], targets[i] = is.SourceID, is.Session.ID
+		}
+		fresh, err := ledger("session", ids, targets)
+		if err != nil {
+			return err
+		}
+		var batch pgx.Batch
+		for i := range b.Sessions {
+			is := &b.Sessions[i]
+			if !fresh[is.SourceID] {
+				n.Skipped++
+				continue
+			}
+			ss := &is.Session
+			batch.Queue(`INSERT INTO sessions (id, evaluation_id, kind, status, registration_id, proctor_id, min_participants, max_participants,
+				participants, created_at, started_at, ended_at, version_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+				ss.ID, ss.EvaluationID, string(ss.Kind), string(ss.Status), nullString(ss.RegistrationID), nullString(ss.ProctorID),
+				ss.MinParticipants, ss.MaxParticipants, ss.Participants, ss.CreatedAt, nullTime(ss.StartedAt), nullTime(ss.EndedAt), ss.VersionID)
+			for _, p := range is.Participants {
+				batch.Queue(`INSERT INTO session_participants (session_id, agent_id, role, registration_id, joined_at) VALUES ($1, $2, $3, $4, $5)`,
+					ss.ID, p.AgentID, p.Role, nullString(p.RegistrationID), p.JoinedAt)
+			}
+			n.Sessions++
+		}
+		if batch.Len() > 0 {
+			if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+				return err
+			}
+		}
+	}
+	unledger := func(kind string, ids []string) error {
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, "DELETE FROM import_ledger WHERE source = $1 AND kind = $2 AND source_id = ANY($3)", b.Source, kind, ids)
+		return err
+	}
+	if len(b.Messages) > 0 {
+		ids, targets := make([]string, len(b.Messages)), make([]string, len(b.Messages))
+		for i, im := range b.Messages {
+			ids[i], targets[i] = im.SourceID, im.Message.ID
+		}
+		fresh, err := ledger("message", ids, targets)
+		if err != nil {
+			return err
+		}
+		var mids, sessions, senders, roles, contents []string
+		var seqs []int64
+		var ats []time.Time
+		bySource := map[string]string{}
+		for _, im := range b.Messages {
+			if !fresh[im.SourceID] {
+				n.Skipped++
+				continue
+			}
+			m := &im.Message
+			bySource[m.ID] = im.SourceID
+			mids, sessions, seqs, senders = append(mids, m.ID), append(sessions, m.SessionID), append(seqs, m.Sequence), append(senders, m.SenderID)
+			roles, contents, ats = append(roles, m.Role), append(contents, m.Content), append(ats, m.CreatedAt)
+		}
+		if len(mids) > 0 {
+			rows, err := tx.Query(ctx, `INSERT INTO session_messages (id, session_id, sequence, sender_id, role, content, created_at)
+				SELECT u.id, u.session_id, u.seq, u.sender, u.role, u.content, u.at
+				FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) AS u(id, session_id, seq, sender, role, content, at)
+				WHERE EXISTS (SELECT 1 FROM session_participants p WHERE p.session_id = u.session_id AND p.agent_id = u.sender)
+				ON CONFLICT DO NOTHING RETURNING id`, mids, sessions, seqs, senders, roles, contents, ats)
+			written, err := collect(rows, err, func(row pgx.Row) (string, error) {
+				var id string
+				return id, row.Scan(&id)
+			})
+			if err != nil {
+				return err
+			}
+			for _, id := range written {
+				delete(bySource, id)
+			}
+			n.Messages += len(written)
+			var gone []string
+			for _, src := range bySource {
+				gone = append(gone, src)
+			}
+			n.Unmatched += len(gone)
+			if err := unledger("message", gone); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE sessions s SET last_sequence = m.seq
+				FROM (SELECT session_id, max(sequence) AS seq FROM session_messages WHERE session_id = ANY($1) GROUP BY session_id) m
+				WHERE s.id = m.session_id AND s.last_sequence < m.seq`, sessions); err != nil {
+				return err
+			}
+		}
+	}
+	if len(b.Transcripts) > 0 {
+		ids, targets := make([]string, len(b.Transcripts)), make([]string, len(b.Transcripts))
+		for i, it := range b.Transcripts {
+			ids[i], targets[i] = it.SourceID, it.Job.ID
+		}
+		fresh, err := ledger("transcript", ids, targets)
+		if err != nil {
+			return err
+		}
+		var batch pgx.Batch
+		var queued []string
+		for _, it := range b.Transcripts {
+			if !fresh[it.SourceID] {
+				n.Skipped++
+				continue
+			}
+			j := &it.Job
+			batch.Queue(`INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, submission, result_id, created_at, updated_at)
+				SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM results WHERE id = $7 AND registration_id = $2)
+				ON CONFLICT DO NOTHING`, j.ID, j.RegistrationID, j.AgentID, j.EvaluationID, string(j.Status), j.Submission, j.ResultID, j.CreatedAt, j.UpdatedAt)
+			queued = append(queued, it.SourceID)
+		}
+		if len(queued) > 0 {
+			br := tx.SendBatch(ctx, &batch)
+			var gone []string
+			for _, src := range queued {
+				tag, err := br.Exec()
+				if err != nil {
+					br.Close()
+					return err
+				}
+				if tag.RowsAffected() == 0 {
+					gone = append(gone, src)
+				} else {
+					n.Transcripts++
+				}
+			}
+			if err := br.Close(); err != nil {
+				return err
+			}
+			n.Unmatched += len(gone)
+			if err := unledger("transcript", gone); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // importAgents inserts agents in one round trip, under their names or
@@ -199,4 +368,12 @@ func (s *Store) ImportedCount(ctx context.Context, source, kind string) (_ int, 
 	var n int
 	err = s.pool.QueryRow(ctx, "SELECT count(*) FROM import_ledger WHERE source = $1 AND kind = $2", source, kind).Scan(&n)
 	return n, err
+}
+
+// nullString is NULL for "".
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -29,7 +29,7 @@ type Importer struct {
 
 // Progress is where an import stands.
 type Progress struct {
-	Phase    string // "agents" or "results"
+	Phase    string // "agents", "results", "sessions", "messages" or "transcripts"
 	Read     int    // source rows read in this phase
 	Written  evaluation.ImportCounts
 	LastID   string // the last source id of the batch
@@ -41,11 +41,13 @@ type Report struct {
 	Plan bool
 	// Tables counts the source's rows per table.
 	Tables map[string]int
-	// Agents and Results count source rows read; Mapped what maps to sip
-	// (a plan writes nothing; an import writes Mapped less what the
-	// ledger already held).
-	Agents, Results, Mapped int
-	Written                 evaluation.ImportCounts
+	// Agents, Results, Sessions, Messages and Jobs count source rows
+	// read; Mapped what maps to sip (a plan writes nothing; an import
+	// writes Mapped less what the ledger already held, and less the
+	// messages and transcripts whose counterpart is not here, counted in
+	// Written.Unmatched).
+	Agents, Results, Sessions, Messages, Jobs, Mapped int
+	Written                                           evaluation.ImportCounts
 	// ByProvenance counts the mapped results by provenance.
 	ByProvenance map[evaluation.Provenance]int
 	// ProblemCounts counts problems by kind; Problems lists the first
@@ -56,7 +58,9 @@ type Report struct {
 }
 
 // Run imports (or, with plan, reports what an import would do). Agents
-// come first, then results, each in batches by source id; every batch is
+// come first, then results, then sessions, their messages and
+// certification transcripts (which belong to results), each in batches
+// in source order; every batch is
 // one transaction, so an interrupted run leaves whole batches and a run
 // again writes the rest.
 func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
@@ -102,7 +106,7 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		}
 	}
 	write := func(phase string, b *evaluation.ImportBatch, read int, last string) error {
-		if !plan && (len(b.Agents) > 0 || len(b.Results) > 0) {
+		if !plan && !b.Empty() {
 			b.Source, b.At = SourceName, now().UTC()
 			n, err := im.Target.ImportBatch(ctx, b)
 			if err != nil {
@@ -163,6 +167,80 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		rep.Mapped += len(b.Results)
 		after = results[len(results)-1].ID
 		if err := write("results", b, rep.Results, after); err != nil {
+			return rep, err
+		}
+	}
+	for after := ""; ; {
+		sessions, err := im.Source.Sessions(ctx, after, size)
+		if err != nil {
+			return rep, err
+		}
+		if len(sessions) == 0 {
+			break
+		}
+		b := &evaluation.ImportBatch{}
+		for i := range sessions {
+			is, ok, ps := MapSession(&sessions[i], versions, now())
+			note(ps)
+			if ok {
+				b.Sessions = append(b.Sessions, is)
+			}
+		}
+		rep.Sessions += len(sessions)
+		rep.Mapped += len(b.Sessions)
+		after = sessions[len(sessions)-1].ID
+		if err := write("sessions", b, rep.Sessions, after); err != nil {
+			return rep, err
+		}
+	}
+	var numbering Numbering
+	for after := (MessageKey{}); ; {
+		messages, err := im.Source.Messages(ctx, after, size)
+		if err != nil {
+			return rep, err
+		}
+		if len(messages) == 0 {
+			break
+		}
+		b := &evaluation.ImportBatch{}
+		at := now()
+		for i := range messages {
+			m := &messages[i]
+			imsg, ok, ps := MapMessage(m, numbering.Next(m.SessionID), at)
+			note(ps)
+			if ok {
+				b.Messages = append(b.Messages, imsg)
+			}
+		}
+		rep.Messages += len(messages)
+		rep.Mapped += len(b.Messages)
+		last := &messages[len(messages)-1]
+		after = MessageKey{SessionID: last.SessionID, Sequence: last.Sequence, ID: last.ID}
+		if err := write("messages", b, rep.Messages, last.ID); err != nil {
+			return rep, err
+		}
+	}
+	for after := ""; ; {
+		jobs, err := im.Source.Jobs(ctx, after, size)
+		if err != nil {
+			return rep, err
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		b := &evaluation.ImportBatch{}
+		at := now()
+		for i := range jobs {
+			it, ok, ps := MapJob(&jobs[i], versions, at)
+			note(ps)
+			if ok {
+				b.Transcripts = append(b.Transcripts, it)
+			}
+		}
+		rep.Jobs += len(jobs)
+		rep.Mapped += len(b.Transcripts)
+		after = jobs[len(jobs)-1].ID
+		if err := write("transcripts", b, rep.Jobs, after); err != nil {
 			return rep, err
 		}
 	}
