@@ -120,8 +120,11 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		return nil
 	}
 
-	for after := ""; ; {
-		agents, err := im.Source.Agents(ctx, after, size)
+	agentPages, stop := readAhead(ctx, "", func(ctx context.Context, after string) ([]Agent, error) { return im.Source.Agents(ctx, after, size) },
+		func(rows []Agent) string { return rows[len(rows)-1].ID })
+	defer stop()
+	for p := range agentPages {
+		agents, err := p.rows, p.err
 		if err != nil {
 			return rep, err
 		}
@@ -140,13 +143,16 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		}
 		rep.Agents += len(agents)
 		rep.Mapped += len(b.Agents) + len(b.Results)
-		after = agents[len(agents)-1].ID
+		after := agents[len(agents)-1].ID
 		if err := write("agents", b, rep.Agents, after); err != nil {
 			return rep, err
 		}
 	}
-	for after := ""; ; {
-		results, err := im.Source.Results(ctx, after, size)
+	resultPages, stop := readAhead(ctx, "", func(ctx context.Context, after string) ([]Result, error) { return im.Source.Results(ctx, after, size) },
+		func(rows []Result) string { return rows[len(rows)-1].ID })
+	defer stop()
+	for p := range resultPages {
+		results, err := p.rows, p.err
 		if err != nil {
 			return rep, err
 		}
@@ -165,13 +171,18 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		}
 		rep.Results += len(results)
 		rep.Mapped += len(b.Results)
-		after = results[len(results)-1].ID
+		after := results[len(results)-1].ID
 		if err := write("results", b, rep.Results, after); err != nil {
 			return rep, err
 		}
 	}
-	for after := ""; ; {
-		sessions, err := im.Source.Sessions(ctx, after, size)
+	sessionPages, stop := readAhead(ctx, "", func(ctx context.Context, after string) ([]Session, error) {
+		return im.Source.Sessions(ctx, after, size)
+	},
+		func(rows []Session) string { return rows[len(rows)-1].ID })
+	defer stop()
+	for p := range sessionPages {
+		sessions, err := p.rows, p.err
 		if err != nil {
 			return rep, err
 		}
@@ -188,14 +199,22 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		}
 		rep.Sessions += len(sessions)
 		rep.Mapped += len(b.Sessions)
-		after = sessions[len(sessions)-1].ID
+		after := sessions[len(sessions)-1].ID
 		if err := write("sessions", b, rep.Sessions, after); err != nil {
 			return rep, err
 		}
 	}
 	var numbering Numbering
-	for after := (MessageKey{}); ; {
-		messages, err := im.Source.Messages(ctx, after, size)
+	messagePages, stop := readAhead(ctx, MessageKey{}, func(ctx context.Context, after MessageKey) ([]Message, error) {
+		return im.Source.Messages(ctx, after, size)
+	},
+		func(rows []Message) MessageKey {
+			last := &rows[len(rows)-1]
+			return MessageKey{SessionID: last.SessionID, Sequence: last.Sequence, ID: last.ID}
+		})
+	defer stop()
+	for p := range messagePages {
+		messages, err := p.rows, p.err
 		if err != nil {
 			return rep, err
 		}
@@ -215,13 +234,15 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		rep.Messages += len(messages)
 		rep.Mapped += len(b.Messages)
 		last := &messages[len(messages)-1]
-		after = MessageKey{SessionID: last.SessionID, Sequence: last.Sequence, ID: last.ID}
 		if err := write("messages", b, rep.Messages, last.ID); err != nil {
 			return rep, err
 		}
 	}
-	for after := ""; ; {
-		jobs, err := im.Source.Jobs(ctx, after, size)
+	jobPages, stop := readAhead(ctx, "", func(ctx context.Context, after string) ([]Job, error) { return im.Source.Jobs(ctx, after, size) },
+		func(rows []Job) string { return rows[len(rows)-1].ID })
+	defer stop()
+	for p := range jobPages {
+		jobs, err := p.rows, p.err
 		if err != nil {
 			return rep, err
 		}
@@ -239,7 +260,7 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 		}
 		rep.Jobs += len(jobs)
 		rep.Mapped += len(b.Transcripts)
-		after = jobs[len(jobs)-1].ID
+		after := jobs[len(jobs)-1].ID
 		if err := write("transcripts", b, rep.Jobs, after); err != nil {
 			return rep, err
 		}
@@ -261,4 +282,35 @@ func (r *Report) Kinds() []string {
 		return kinds[i] < kinds[j]
 	})
 	return kinds
+}
+
+// page is a page of source rows, or the error reading it.
+type page[T any] struct {
+	rows []T
+	err  error
+}
+
+// readAhead reads pages of the source one ahead of the writer: the next
+// page is read while the last one is written, so reading the source and
+// writing the target overlap, and at most two pages are held. The channel
+// ends after an empty page or an error; stop ends the reading early.
+func readAhead[T, K any](ctx context.Context, after K, read func(context.Context, K) ([]T, error), next func([]T) K) (<-chan page[T], func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan page[T], 1)
+	go func() {
+		defer close(ch)
+		for {
+			rows, err := read(ctx, after)
+			select {
+			case ch <- page[T]{rows, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(rows) == 0 {
+				return
+			}
+			after = next(rows)
+		}
+	}()
+	return ch, cancel
 }
