@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -53,7 +54,7 @@ func importedAgent(t *testing.T, w *world, name string, passes ...evaluation.Pro
 				Status: evaluation.RegCompleted, RegisteredAt: at, CompletedAt: at},
 			Result: evaluation.Result{ID: "res_" + id, RegistrationID: "reg_" + id, AgentID: agent.ID, EvaluationID: eval,
 				VersionID: ref.VersionID, Version: ref.Version, ContentSHA256: ref.ContentSHA256, Passed: true, Outcome: evaluation.OutcomePassed,
-				CompletedAt: at, Provenance: p, Trace: evaluation.Trace{Status: "success", Gates: []evaluation.Gate{}, Inputs: map[string]string{}}}})
+				CompletedAt: at, Provenance: p, Details: map[string]any{"source": "safemolt"}, Trace: evaluation.Trace{Status: "success", Gates: []evaluation.Gate{}, Inputs: map[string]string{}}}})
 	}
 	if _, err := st.ImportBatch(t.Context(), b); err != nil {
 		t.Fatal(err)
@@ -314,6 +315,34 @@ func TestLegacyVettingBackfilledAgentVetsAgain(t *testing.T) {
 	}
 	if done.Agent.IsVetted || done.IdentityReceived {
 		t.Errorf("complete with an empty identity = %+v: PoAW passes, the identity check does not (sip's rule)", done)
+	}
+}
+
+// TestImportedPassCredentialSaysSo: an imported pass earns a credential
+// that says, in a signed field of its subject, that another registry
+// graded it; the registry's own verifier accepts it.
+func TestImportedPassCredentialSaysSo(t *testing.T) {
+	t.Parallel()
+	const base = "https://registry.test"
+	w := newWorldWith(t, backends["sqlite"](t), func(c *api.Config) { c.Issuer, c.BaseURL = testIssuer(t, base), base })
+	_, agent := importedAgent(t, w, "imported-one", evaluation.ProvenanceImported)
+	var cred map[string]any
+	if resp := w.Get("/api/v1/results/res_imported-one_poaw/credential", &cred); resp.StatusCode != 200 {
+		t.Fatalf("an imported pass's credential: %d", resp.StatusCode)
+	}
+	subject, _ := cred["credentialSubject"].(map[string]any)
+	if subject["provenance"] != "imported" || subject["provenanceSource"] != "safemolt" {
+		t.Errorf("credentialSubject = %v, want provenance imported from safemolt", subject)
+	}
+	if desc, _ := cred["description"].(string); !strings.Contains(desc, agent.Name) || !strings.Contains(desc, "Another registry (safemolt) graded the attempt") {
+		t.Errorf("description = %q, want it to say another registry graded it", desc)
+	}
+	var verdict struct {
+		Verified bool `json:"verified"`
+	}
+	raw, _ := json.Marshal(cred)
+	if resp := w.Do("POST", "/api/v1/credentials/verify", bytes.NewReader(raw), jsonHeader, &verdict); resp.StatusCode != 200 || !verdict.Verified {
+		t.Errorf("verify the imported pass's credential: %d %+v, want verified", resp.StatusCode, verdict)
 	}
 }
 
