@@ -32,7 +32,7 @@ const (
 	// Badges: the provenance of a pass another registry graded, so that
 	// the signature covers it.
 	ContextCredential = "https://sipregistry.github.io/ns/credential/v1"
-	contextsDirectory  = "contexts"
+	contextsDirectory = "contexts"
 )
 
 //go:embed contexts/*.jsonld
