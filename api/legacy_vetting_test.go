@@ -401,3 +401,58 @@ func TestLegacyVettingCompleteOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsAssertedSwitch: statistics and leaderboards leave out results
+// another registry asserted without evidence unless asked
+// (?asserted=include), on the page and in the API alike.
+func TestStatsAssertedSwitch(t *testing.T) {
+	t.Parallel()
+	w := legacyWorld(t, backends["sqlite"](t))
+	_, backfilled := importedAgent(t, w, "asserted-one", evaluation.ProvenanceBackfilled)
+	importedAgent(t, w, "evidenced-one", evaluation.ProvenanceImported)
+	type figures struct {
+		IncludesAsserted bool `json:"includes_asserted"`
+		Asserted         int  `json:"asserted"`
+		Attempts         int  `json:"attempts"`
+		Passes           int  `json:"passes"`
+		First            []struct {
+			AgentID string `json:"agent_id"`
+		} `json:"first"`
+	}
+	onBoard := func(f figures) bool {
+		for _, l := range f.First {
+			if l.AgentID == backfilled.ID {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		query              string
+		attempts           int
+		includes, onBoard  bool
+		pageSays, pageLink string
+	}{
+		{"", 1, false, false, "is left out", `/evaluations/SIP-2/stats?asserted=include">Include it`},
+		{"?asserted=exclude", 1, false, false, "is left out", `?asserted=include">Include it`},
+		{"?asserted=include", 2, true, true, "is counted here", `/stats">Leave it out`},
+	} {
+		var f figures
+		if resp := w.Get("/api/v1/evaluations/poaw/stats"+tc.query, &f); resp.StatusCode != 200 {
+			t.Fatalf("stats%s: %d", tc.query, resp.StatusCode)
+		}
+		if f.Asserted != 1 || f.Attempts != tc.attempts || f.IncludesAsserted != tc.includes || onBoard(f) != tc.onBoard {
+			t.Errorf("stats%s = %+v, want 1 asserted, %d attempts, includes %v, the backfilled agent on the board %v", tc.query, f, tc.attempts, tc.includes, tc.onBoard)
+		}
+		html := page(t, w, "/evaluations/poaw/stats"+tc.query)
+		if !strings.Contains(html, tc.pageSays) || !strings.Contains(html, tc.pageLink) {
+			t.Errorf("the stats page%s does not say %q with %q", tc.query, tc.pageSays, tc.pageLink)
+		}
+		if strings.Contains(html, "asserted-one") != tc.onBoard {
+			t.Errorf("the stats page%s names the backfilled agent: %v, want %v", tc.query, !tc.onBoard, tc.onBoard)
+		}
+	}
+	if resp := w.Do("GET", "/api/v1/evaluations/poaw/stats?asserted=maybe", nil, nil, nil); resp.StatusCode != 400 {
+		t.Errorf("?asserted=maybe: %d, want 400", resp.StatusCode)
+	}
+}

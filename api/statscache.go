@@ -50,33 +50,38 @@ func newStatsCache(source stats.Source, now func() time.Time) *statsCache {
 	return &statsCache{source: source, now: now, evals: map[string]evalFigures{}}
 }
 
-// evaluation returns an evaluation's figures.
-func (c *statsCache) evaluation(ctx context.Context, id string) (*stats.Evaluation, error) {
+// evaluation returns an evaluation's figures, with or without the
+// results another registry asserted without evidence.
+func (c *statsCache) evaluation(ctx context.Context, id string, asserted stats.Asserted) (*stats.Evaluation, error) {
 	mark, err := c.source.Mark(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	now := c.now().UTC()
 	day := now.Truncate(24 * time.Hour)
+	key := id
+	if asserted == stats.IncludeAsserted {
+		key += "+asserted"
+	}
 	c.mu.Lock()
-	f, ok := c.evals[id]
+	f, ok := c.evals[key]
 	c.mu.Unlock()
 	if ok && f.mark == mark && f.day.Equal(day) {
 		return f.figs, nil
 	}
-	v, err, _ := c.flight.Do("e:"+id, func() (any, error) {
+	v, err, _ := c.flight.Do("e:"+key, func() (any, error) {
 		facts, err := c.source.Facts(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		figs := stats.Summarize(facts, now)
+		figs := stats.Summarize(facts, now, asserted)
 		c.mu.Lock()
 		if len(c.evals) >= maxCachedEvaluations {
 			clear(c.evals)
 		}
 		// the facts may be newer than mark: keyed by the mark they were
 		// read after, they are recomputed at the next view at worst
-		c.evals[id] = evalFigures{mark: mark, day: day, figs: figs}
+		c.evals[key] = evalFigures{mark: mark, day: day, figs: figs}
 		c.mu.Unlock()
 		return figs, nil
 	})
