@@ -45,7 +45,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 	db := flags.String("db", "", "database URL (default: SIP_DATABASE_URL, else the embedded SQLite file)")
 	from := flags.String("from", "", "the SafeMolt PostgreSQL database: postgres://…")
 	plan := flags.Bool("plan", false, "report what would be imported and every problem; write nothing")
-	batch := flags.Int("batch", 500, "source rows per batch (one transaction each)")
+	batch := flags.Int("batch", 5000, "source rows per batch (one transaction each)")
 	format := flags.String("format", "text", "report format: text or json")
 	rest, code, ok := parseFlags(flags, e, args)
 	if !ok {

@@ -105,7 +105,7 @@ func BenchmarkImport(b *testing.B) {
 				}
 				runtime.GC()
 				var peak atomic.Uint64
-				im := &safemolt.Importer{Source: src, Target: dst, BatchSize: 1000, Now: func() time.Time { return now },
+				im := &safemolt.Importer{Source: src, Target: dst, BatchSize: benchBatch(), Now: func() time.Time { return now },
 					Progress: func(safemolt.Progress) {
 						var m runtime.MemStats
 						runtime.ReadMemStats(&m)
@@ -155,4 +155,13 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchBatch is the batch size of the benchmark: SIP_BENCH_IMPORT_BATCH,
+// or sip import's default, 5,000 source rows.
+func benchBatch() int {
+	if n, err := strconv.Atoi(os.Getenv("SIP_BENCH_IMPORT_BATCH")); err == nil && n > 0 {
+		return n
+	}
+	return 5000
 }

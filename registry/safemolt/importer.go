@@ -16,8 +16,9 @@ type Importer struct {
 	Target evaluation.ImportStore
 	// Versions are sip's version rows (read from Target when nil).
 	Versions []evaluation.VersionRef
-	// BatchSize is how many source rows a batch reads and writes (500
-	// when 0).
+	// BatchSize is how many source rows a batch reads and writes (5,000
+	// when 0: fewer, larger transactions write each index page fewer
+	// times; a batch of results holds a few tens of MiB).
 	BatchSize int
 	Now       func() time.Time
 	// Progress, when set, is told of every batch.
@@ -71,7 +72,7 @@ func (im *Importer) Run(ctx context.Context, plan bool) (*Report, error) {
 	}
 	size := im.BatchSize
 	if size <= 0 {
-		size = 500
+		size = 5000
 	}
 	maxProblems := im.MaxProblems
 	if maxProblems <= 0 {
