@@ -70,9 +70,10 @@ bench:
 # (SIP_BENCH_IMPORT_AGENTS agents, ten results each) into SQLite and into PostgreSQL, each store
 # in its own process so its peak RSS is its own (needs SIP_TEST_DATABASE_URL or a local server)
 SIP_BENCH_IMPORT_AGENTS ?= 100000
+BENCH_IMPORT_STORES ?= plan sqlite postgres
 bench-import:
 	$(GO) test -c -o /tmp/sip-safemolt-bench.test ./registry/safemolt
-	@for s in plan sqlite postgres; do \
+	@for s in $(BENCH_IMPORT_STORES); do \
 		SIP_BENCH_IMPORT_AGENTS=$(SIP_BENCH_IMPORT_AGENTS) /usr/bin/time -f "$$s: %M KB peak RSS, %e s wall, %U s user, %S s sys" \
 			/tmp/sip-safemolt-bench.test -test.run '^$$' -test.bench "^BenchmarkImport/$$s/" -test.benchtime 1x -test.timeout 2h -test.v || exit 1; \
 	done
