@@ -162,8 +162,8 @@ func importResults(ctx context.Context, tx pgx.Tx, results []*evaluation.Importe
 // whose rows were not there yet.
 type ledgerFunc func(kind string, ids, targets []string) (map[string]bool, error)
 
-// importSessions writes the batch's sessions with their participants,
-// then its messages and transcripts, each kind in one statement. A
+// importSessions writes the batch's sessions with their participants (by
+// COPY), then its messages and transcripts, each kind in one statement. A
 // message whose sender is not a participant of the imported session, or
 // a transcript whose result was not imported, is not written and its
 // ledger row is taken back, so a later import that brings its
@@ -178,7 +178,7 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 		if err != nil {
 			return err
 		}
-		var batch pgx.Batch
+		var sessRows, partRows [][]any
 		for i := range b.Sessions {
 			is := &b.Sessions[i]
 			if !fresh[is.SourceID] {
@@ -186,20 +186,24 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 				continue
 			}
 			ss := &is.Session
-			batch.Queue(`INSERT INTO sessions (id, evaluation_id, kind, status, registration_id, proctor_id, min_participants, max_participants,
-				participants, created_at, started_at, ended_at, version_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-				ss.ID, ss.EvaluationID, string(ss.Kind), string(ss.Status), nullString(ss.RegistrationID), nullString(ss.ProctorID),
-				ss.MinParticipants, ss.MaxParticipants, ss.Participants, ss.CreatedAt, nullTime(ss.StartedAt), nullTime(ss.EndedAt), ss.VersionID)
+			sessRows = append(sessRows, []any{ss.ID, ss.EvaluationID, string(ss.Kind), string(ss.Status), nullString(ss.RegistrationID),
+				nullString(ss.ProctorID), ss.MinParticipants, ss.MaxParticipants, ss.Participants, ss.CreatedAt, nullTime(ss.StartedAt),
+				nullTime(ss.EndedAt), ss.VersionID})
 			for _, p := range is.Participants {
-				batch.Queue(`INSERT INTO session_participants (session_id, agent_id, role, registration_id, joined_at) VALUES ($1, $2, $3, $4, $5)`,
-					ss.ID, p.AgentID, p.Role, nullString(p.RegistrationID), p.JoinedAt)
+				partRows = append(partRows, []any{ss.ID, p.AgentID, p.Role, nullString(p.RegistrationID), p.JoinedAt})
 			}
-			n.Sessions++
 		}
-		if batch.Len() > 0 {
-			if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		if len(sessRows) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"}, []string{"id", "evaluation_id", "kind", "status", "registration_id",
+				"proctor_id", "min_participants", "max_participants", "participants", "created_at", "started_at", "ended_at", "version_id"},
+				pgx.CopyFromRows(sessRows)); err != nil {
 				return err
 			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"session_participants"}, []string{"session_id", "agent_id", "role", "registration_id", "joined_at"},
+				pgx.CopyFromRows(partRows)); err != nil {
+				return err
+			}
+			n.Sessions += len(sessRows)
 		}
 	}
 	unledger := func(kind string, ids []string) error {
@@ -273,36 +277,42 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 		if err != nil {
 			return err
 		}
-		var batch pgx.Batch
-		var queued []string
+		var jids, regs, agents, evals, statuses, results []string
+		var subs [][]byte
+		var created, updated []time.Time
+		bySource := map[string]string{}
 		for _, it := range b.Transcripts {
 			if !fresh[it.SourceID] {
 				n.Skipped++
 				continue
 			}
 			j := &it.Job
-			batch.Queue(`INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, submission, result_id, created_at, updated_at)
-				SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM results WHERE id = $7 AND registration_id = $2)
-				ON CONFLICT DO NOTHING`, j.ID, j.RegistrationID, j.AgentID, j.EvaluationID, string(j.Status), j.Submission, j.ResultID, j.CreatedAt, j.UpdatedAt)
-			queued = append(queued, it.SourceID)
+			bySource[j.ID] = it.SourceID
+			jids, regs, agents, evals = append(jids, j.ID), append(regs, j.RegistrationID), append(agents, j.AgentID), append(evals, j.EvaluationID)
+			statuses, subs, results = append(statuses, string(j.Status)), append(subs, j.Submission), append(results, j.ResultID)
+			created, updated = append(created, j.CreatedAt), append(updated, j.UpdatedAt)
 		}
-		if len(queued) > 0 {
-			br := tx.SendBatch(ctx, &batch)
-			var gone []string
-			for _, src := range queued {
-				tag, err := br.Exec()
-				if err != nil {
-					br.Close()
-					return err
-				}
-				if tag.RowsAffected() == 0 {
-					gone = append(gone, src)
-				} else {
-					n.Transcripts++
-				}
-			}
-			if err := br.Close(); err != nil {
+		if len(jids) > 0 {
+			rows, err := tx.Query(ctx, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, submission, result_id, created_at, updated_at)
+				SELECT u.id, u.reg, u.agent, u.eval, u.status, u.sub, u.result, u.created, u.updated
+				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::timestamptz[], $9::timestamptz[])
+					AS u(id, reg, agent, eval, status, sub, result, created, updated)
+				WHERE EXISTS (SELECT 1 FROM results r WHERE r.id = u.result AND r.registration_id = u.reg)
+				ON CONFLICT DO NOTHING RETURNING id`, jids, regs, agents, evals, statuses, subs, results, created, updated)
+			written, err := collect(rows, err, func(row pgx.Row) (string, error) {
+				var id string
+				return id, row.Scan(&id)
+			})
+			if err != nil {
 				return err
+			}
+			for _, id := range written {
+				delete(bySource, id)
+			}
+			n.Transcripts += len(written)
+			var gone []string
+			for _, src := range bySource {
+				gone = append(gone, src)
 			}
 			n.Unmatched += len(gone)
 			if err := unledger("transcript", gone); err != nil {
@@ -313,42 +323,56 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 	return nil
 }
 
-// importAgents inserts agents in one round trip, under their names or
+// importAgents inserts agents in one statement, under their names or
 // their fallback names, and returns those a unique column (the name
 // ignoring case, or the key id) refused.
 func importAgents(ctx context.Context, tx pgx.Tx, agents []*evaluation.ImportedAgent, fallback bool) ([]*evaluation.ImportedAgent, error) {
 	if len(agents) == 0 {
 		return nil, nil
 	}
-	var batch pgx.Batch
-	for _, ia := range agents {
+	n := len(agents)
+	ids, names, keys, descs, keyIDs, keyHashes, claimHashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	codes, owners, identities := make([]string, n), make([]string, n), make([]string, n)
+	claimed, created := make([]*time.Time, n), make([]time.Time, n)
+	public := make([]bool, n)
+	for i, ia := range agents {
 		a, name := &ia.Agent, ia.Agent.Name
 		if fallback {
 			name = ia.FallbackName
 		}
-		var claimed any
 		if a.Owner != "" {
-			claimed = a.ClaimedAt
+			claimed[i] = &a.ClaimedAt
 		}
-		batch.Queue(`INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
-			verification_code, owner, claimed_at, identity_md, results_public, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
-			a.ID, name, strings.ToLower(name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash, a.VerificationCode,
-			a.Owner, claimed, a.IdentityMD, a.ResultsPublic, a.CreatedAt)
+		ids[i], names[i], keys[i], descs[i], keyIDs[i], keyHashes[i], claimHashes[i] = a.ID, name, strings.ToLower(name), a.Description, a.KeyID, a.KeyHash, a.ClaimTokenHash
+		codes[i], owners[i], identities[i], public[i], created[i] = a.VerificationCode, a.Owner, a.IdentityMD, a.ResultsPublic, a.CreatedAt
 	}
-	br := tx.SendBatch(ctx, &batch)
+	// One statement: rows a unique column refuses (a taken name, ignoring
+	// case, even by an earlier row of the batch, or a taken key id) are
+	// not returned.
+	rows, err := tx.Query(ctx, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
+			verification_code, owner, claimed_at, identity_md, results_public, created_at)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+			$10::timestamptz[], $11::text[], $12::bool[], $13::timestamptz[])
+		ON CONFLICT DO NOTHING RETURNING id`,
+		ids, names, keys, descs, keyIDs, keyHashes, claimHashes, codes, owners, claimed, identities, public, created)
+	inserted, err := collect(rows, err, func(row pgx.Row) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	done := make(map[string]bool, len(inserted))
+	for _, id := range inserted {
+		done[id] = true
+	}
 	var refused []*evaluation.ImportedAgent
 	for _, ia := range agents {
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return nil, err
-		}
-		if tag.RowsAffected() == 0 {
+		if !done[ia.Agent.ID] {
 			refused = append(refused, ia)
 		}
 	}
-	return refused, br.Close()
+	return refused, nil
 }
 
 // ImportVersions lists every SIP's version rows, oldest first.
