@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.d
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
-.PHONY: all build run test test-short bench bench-validate perfcheck fuzz lint fmt index docs screenshots clean release release-check image
+.PHONY: all build run test test-short bench bench-import bench-validate perfcheck fuzz lint fmt index docs screenshots clean release release-check image
 
 all: lint test build
 
@@ -50,7 +50,7 @@ bench:
 	$(GO) test -run '^$$' -bench MessageFanout -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench MCP -benchtime 1x -count 2 ./api
 	$(GO) test -run '^$$' -bench PostFloor -benchtime 1x -count 2 ./registry/sqlite ./registry/postgres
-	$(GO) test -run '^$$' -bench Import -benchtime 1x ./registry/safemolt
+	$(MAKE) bench-import
 	$(GO) test -run '^$$' -bench WebhookAck -benchtime 1x ./bot
 	$(GO) test -run '^$$' -bench PullRequestCheck -benchtime 10x ./bot
 	$(GO) test -run '^$$' -bench . -benchtime 300x -count 3 ./registry/credential
@@ -65,6 +65,18 @@ bench:
 	$(GO) test -run '^$$' -bench SyncState -benchtime 20000x ./registry/sqlite
 	$(GO) test -run '^$$' -bench AccessLog -benchtime 100000x ./api
 	$(GO) run ./api/apitest/readbench -sip ./$(BIN) -sizes 10,50,1000
+
+## bench-import: import a generated SafeMolt database of 100,000 agents and 1,000,000 results
+# (SIP_BENCH_IMPORT_AGENTS agents, ten results each) into SQLite and into PostgreSQL, each store
+# in its own process so its peak RSS is its own (needs SIP_TEST_DATABASE_URL or a local server)
+SIP_BENCH_IMPORT_AGENTS ?= 100000
+BENCH_IMPORT_STORES ?= plan sqlite postgres
+bench-import:
+	$(GO) test -c -o /tmp/sip-safemolt-bench.test ./registry/safemolt
+	@for s in $(BENCH_IMPORT_STORES); do \
+		SIP_BENCH_IMPORT_AGENTS=$(SIP_BENCH_IMPORT_AGENTS) /usr/bin/time -f "$$s: %M KB peak RSS, %e s wall, %U s user, %S s sys" \
+			/tmp/sip-safemolt-bench.test -test.run '^$$' -test.bench "^BenchmarkImport/$$s/" -test.benchtime 1x -test.timeout 2h -test.v || exit 1; \
+	done
 
 ## bench-validate: sip validate on SafeMolt's corpus x250 (7,000 files, 48 MB) in one run with its floor
 ## (read + yaml.v3 decode, every CPU) and its peer (gray-matter + js-yaml from npm, parse only); peak RSS per command

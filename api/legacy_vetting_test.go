@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -53,7 +54,7 @@ func importedAgent(t *testing.T, w *world, name string, passes ...evaluation.Pro
 				Status: evaluation.RegCompleted, RegisteredAt: at, CompletedAt: at},
 			Result: evaluation.Result{ID: "res_" + id, RegistrationID: "reg_" + id, AgentID: agent.ID, EvaluationID: eval,
 				VersionID: ref.VersionID, Version: ref.Version, ContentSHA256: ref.ContentSHA256, Passed: true, Outcome: evaluation.OutcomePassed,
-				CompletedAt: at, Provenance: p, Trace: evaluation.Trace{Status: "success", Gates: []evaluation.Gate{}, Inputs: map[string]string{}}}})
+				CompletedAt: at, Provenance: p, Details: map[string]any{"source": "safemolt"}, Trace: evaluation.Trace{Status: "success", Gates: []evaluation.Gate{}, Inputs: map[string]string{}}}})
 	}
 	if _, err := st.ImportBatch(t.Context(), b); err != nil {
 		t.Fatal(err)
@@ -317,6 +318,34 @@ func TestLegacyVettingBackfilledAgentVetsAgain(t *testing.T) {
 	}
 }
 
+// TestImportedPassCredentialSaysSo: an imported pass earns a credential
+// that says, in a signed field of its subject, that another registry
+// graded it; the registry's own verifier accepts it.
+func TestImportedPassCredentialSaysSo(t *testing.T) {
+	t.Parallel()
+	const base = "https://registry.test"
+	w := newWorldWith(t, backends["sqlite"](t), func(c *api.Config) { c.Issuer, c.BaseURL = testIssuer(t, base), base })
+	_, agent := importedAgent(t, w, "imported-one", evaluation.ProvenanceImported)
+	var cred map[string]any
+	if resp := w.Get("/api/v1/results/res_imported-one_poaw/credential", &cred); resp.StatusCode != 200 {
+		t.Fatalf("an imported pass's credential: %d", resp.StatusCode)
+	}
+	subject, _ := cred["credentialSubject"].(map[string]any)
+	if subject["provenance"] != "imported" || subject["provenanceSource"] != "safemolt" {
+		t.Errorf("credentialSubject = %v, want provenance imported from safemolt", subject)
+	}
+	if desc, _ := cred["description"].(string); !strings.Contains(desc, agent.Name) || !strings.Contains(desc, "Another registry (safemolt) graded the attempt") {
+		t.Errorf("description = %q, want it to say another registry graded it", desc)
+	}
+	var verdict struct {
+		Verified bool `json:"verified"`
+	}
+	raw, _ := json.Marshal(cred)
+	if resp := w.Do("POST", "/api/v1/credentials/verify", bytes.NewReader(raw), jsonHeader, &verdict); resp.StatusCode != 200 || !verdict.Verified {
+		t.Errorf("verify the imported pass's credential: %d %+v, want verified", resp.StatusCode, verdict)
+	}
+}
+
 // TestLegacyVettingOff: without a sunset the endpoints are not there.
 func TestLegacyVettingOff(t *testing.T) {
 	t.Parallel()
@@ -370,5 +399,60 @@ func TestLegacyVettingCompleteOnce(t *testing.T) {
 				t.Errorf("%d of 8 concurrent completes passed (%v), want 1", passed, codes)
 			}
 		})
+	}
+}
+
+// TestStatsAssertedSwitch: statistics and leaderboards leave out results
+// another registry asserted without evidence unless asked
+// (?asserted=include), on the page and in the API alike.
+func TestStatsAssertedSwitch(t *testing.T) {
+	t.Parallel()
+	w := legacyWorld(t, backends["sqlite"](t))
+	_, backfilled := importedAgent(t, w, "asserted-one", evaluation.ProvenanceBackfilled)
+	importedAgent(t, w, "evidenced-one", evaluation.ProvenanceImported)
+	type figures struct {
+		IncludesAsserted bool `json:"includes_asserted"`
+		Asserted         int  `json:"asserted"`
+		Attempts         int  `json:"attempts"`
+		Passes           int  `json:"passes"`
+		First            []struct {
+			AgentID string `json:"agent_id"`
+		} `json:"first"`
+	}
+	onBoard := func(f figures) bool {
+		for _, l := range f.First {
+			if l.AgentID == backfilled.ID {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		query              string
+		attempts           int
+		includes, onBoard  bool
+		pageSays, pageLink string
+	}{
+		{"", 1, false, false, "is left out", `/evaluations/SIP-2/stats?asserted=include">Include it`},
+		{"?asserted=exclude", 1, false, false, "is left out", `?asserted=include">Include it`},
+		{"?asserted=include", 2, true, true, "is counted here", `/stats">Leave it out`},
+	} {
+		var f figures
+		if resp := w.Get("/api/v1/evaluations/poaw/stats"+tc.query, &f); resp.StatusCode != 200 {
+			t.Fatalf("stats%s: %d", tc.query, resp.StatusCode)
+		}
+		if f.Asserted != 1 || f.Attempts != tc.attempts || f.IncludesAsserted != tc.includes || onBoard(f) != tc.onBoard {
+			t.Errorf("stats%s = %+v, want 1 asserted, %d attempts, includes %v, the backfilled agent on the board %v", tc.query, f, tc.attempts, tc.includes, tc.onBoard)
+		}
+		html := page(t, w, "/evaluations/poaw/stats"+tc.query)
+		if !strings.Contains(html, tc.pageSays) || !strings.Contains(html, tc.pageLink) {
+			t.Errorf("the stats page%s does not say %q with %q", tc.query, tc.pageSays, tc.pageLink)
+		}
+		if strings.Contains(html, "asserted-one") != tc.onBoard {
+			t.Errorf("the stats page%s names the backfilled agent: %v, want %v", tc.query, !tc.onBoard, tc.onBoard)
+		}
+	}
+	if resp := w.Do("GET", "/api/v1/evaluations/poaw/stats?asserted=maybe", nil, nil, nil); resp.StatusCode != 400 {
+		t.Errorf("?asserted=maybe: %d, want 400", resp.StatusCode)
 	}
 }

@@ -248,6 +248,7 @@ func NewServer(cfg Config) *Server {
 		e.GET("/docs/api", s.apiReference)
 		e.GET("/docs/quickstart", s.quickstart)
 		if s.stats != nil {
+			e.GET("/api/v1/evaluations/:ref/stats", s.getEvaluationStats)
 			e.GET("/evaluations/:ref/stats", s.evaluationStats)
 			e.GET("/stats", s.registryStats)
 		}

@@ -57,7 +57,11 @@ func (s *Server) evaluationStats(c echo.Context) error {
 	if !e.Type.IsEvaluation() {
 		return notFound(fmt.Sprintf("SIP-%d is a process SIP: nobody takes it, so it has no statistics", e.Number), "See /evaluations for the evaluations.")
 	}
-	f, err := s.stats.Evaluation(ctx, e.ID)
+	asserted, err := assertedParam(c)
+	if err != nil {
+		return err
+	}
+	f, err := s.stats.Evaluation(ctx, e.ID, asserted)
 	if err != nil {
 		return err
 	}
@@ -74,9 +78,26 @@ func (s *Server) evaluationStats(c echo.Context) error {
 		return err
 	}
 	fp := fmt.Sprintf("%p;%t;%s", f, scores, namesFingerprint(names))
-	return s.cachedPage(c, snap, "/evaluations/"+e.ID+"/stats", fp, func() (string, any, error) {
+	key := "/evaluations/" + e.ID + "/stats"
+	if asserted == stats.IncludeAsserted {
+		key += "?asserted=include"
+	}
+	return s.cachedPage(c, snap, key, fp, func() (string, any, error) {
 		return "evaluation_stats", s.evaluationStatsPage(e, shown, names), nil
 	})
+}
+
+// assertedParam reads ?asserted=, the switch of statistics and
+// leaderboards for results another registry asserted without evidence:
+// "include" counts them, "exclude" (the default) leaves them out.
+func assertedParam(c echo.Context) (stats.Asserted, error) {
+	switch c.QueryParam("asserted") {
+	case "", "exclude":
+		return stats.LeaveOutAsserted, nil
+	case "include":
+		return stats.IncludeAsserted, nil
+	}
+	return false, badRequest("asserted", "asserted is include or exclude", "Leave it out to leave asserted (backfilled, provisioned) results out.")
 }
 
 func (s *Server) evaluationStatsPage(e *registry.Entry, f *stats.Evaluation, names map[string]string) evaluationStatsPage {

@@ -79,4 +79,5 @@ var notTools = map[string]string{
 	"legacyVettingChallenge": "SafeMolt's deprecated vetting; get_challenge reads a challenge",
 	"legacyVettingComplete":  "SafeMolt's deprecated vetting; submit_evaluation answers poaw",
 	"attest":                 "the registry's attestation for another registry; over HTTP",
+	"getEvaluationStats":     "the statistics page's figures, for people and dashboards",
 }

@@ -45,7 +45,7 @@ func runImport(ctx context.Context, e env, args []string) int {
 	db := flags.String("db", "", "database URL (default: SIP_DATABASE_URL, else the embedded SQLite file)")
 	from := flags.String("from", "", "the SafeMolt PostgreSQL database: postgres://…")
 	plan := flags.Bool("plan", false, "report what would be imported and every problem; write nothing")
-	batch := flags.Int("batch", 500, "source rows per batch (one transaction each)")
+	batch := flags.Int("batch", 5000, "source rows per batch (one transaction each)")
 	format := flags.String("format", "text", "report format: text or json")
 	rest, code, ok := parseFlags(flags, e, args)
 	if !ok {
@@ -89,8 +89,8 @@ func runImport(ctx context.Context, e env, args []string) int {
 				return
 			}
 			last = time.Now()
-			fmt.Fprintf(e.stderr, "sip import: %s: %d read, %d agents and %d results written, %d already there\n",
-				p.Phase, p.Read, p.Written.Agents, p.Written.Results, p.Written.Skipped)
+			fmt.Fprintf(e.stderr, "sip import: %s: %d read, %d agents, %d results, %d sessions, %d messages, %d transcripts written, %d already there\n",
+				p.Phase, p.Read, p.Written.Agents, p.Written.Results, p.Written.Sessions, p.Written.Messages, p.Written.Transcripts, p.Written.Skipped)
 		}
 	}
 	rep, err := im.Run(ctx, *plan)
@@ -122,7 +122,8 @@ func writeImportReport(e env, format string, r *safemolt.Report) {
 			fmt.Fprintf(w, "  %-34s %d rows\n", t, n)
 		}
 	}
-	fmt.Fprintf(w, "\nread %d agents and %d results; %d records map to sip\n", r.Agents, r.Results, r.Mapped)
+	fmt.Fprintf(w, "\nread %d agents, %d results, %d sessions, %d messages and %d certification jobs; %d records map to sip\n",
+		r.Agents, r.Results, r.Sessions, r.Messages, r.Jobs, r.Mapped)
 	fmt.Fprintln(w, "results by provenance:")
 	for _, p := range evaluation.Provenances {
 		if n := r.ByProvenance[p]; n > 0 {
@@ -132,6 +133,8 @@ func writeImportReport(e env, format string, r *safemolt.Report) {
 	if !r.Plan {
 		fmt.Fprintf(w, "written: %d agents (%d renamed), %d results (%d earned points); %d already imported\n",
 			r.Written.Agents, r.Written.Renamed, r.Written.Results, r.Written.Credited, r.Written.Skipped)
+		fmt.Fprintf(w, "written: %d sessions, %d messages, %d certification transcripts; %d messages or transcripts whose session participant or result is not here\n",
+			r.Written.Sessions, r.Written.Messages, r.Written.Transcripts, r.Written.Unmatched)
 	}
 	if len(r.ProblemCounts) == 0 {
 		fmt.Fprintln(w, "\nno problems")

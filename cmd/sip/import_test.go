@@ -59,11 +59,11 @@ func TestImportSafeMolt(t *testing.T) {
 		{"unreachable source", []string{"import", "safemolt", "--from", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1", "--db", db}, exitUnavailable, []string{"sip import"}},
 		{"not SafeMolt", []string{"import", "safemolt", "--from", postgrestest.URL(t), "--db", db}, exitUnavailable, []string{"no agents table"}},
 		{"plan", []string{"import", "safemolt", "--from", from, "--db", db, "--plan"}, exitOK,
-			[]string{"plan (nothing written)", "read 8 agents and 12 results", "backfilled", "provisioned", "orphaned_result", "future_result", "unknown_evaluation", "no_key"}},
+			[]string{"plan (nothing written)", "read 8 agents, 15 results, 6 sessions, 11 messages and 5 certification jobs", "backfilled", "provisioned", "orphaned_result", "future_result", "unknown_evaluation", "no_key"}},
 		{"import", []string{"import", "safemolt", "--from", from, "--db", db, "--batch", "3"}, exitOK,
-			[]string{"written: 8 agents (1 renamed), 12 results", "0 already imported"}},
+			[]string{"written: 8 agents (1 renamed), 15 results", "0 already imported", "written: 2 sessions, 5 messages, 1 certification transcripts; 3 messages"}},
 		{"again", []string{"import", "safemolt", "--from", from, "--db", db}, exitOK,
-			[]string{"written: 0 agents (0 renamed), 0 results (0 earned points); 20 already imported"}},
+			[]string{"written: 0 agents (0 renamed), 0 results (0 earned points); 31 already imported"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runSip(t, tt.args...)

@@ -1230,6 +1230,39 @@ func (e PostMessage201JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for GetEvaluationStatsParamsAsserted.
+const (
+	GetEvaluationStatsParamsAssertedExclude GetEvaluationStatsParamsAsserted = "exclude"
+	GetEvaluationStatsParamsAssertedInclude GetEvaluationStatsParamsAsserted = "include"
+)
+
+// Valid indicates whether the value is a known member of the GetEvaluationStatsParamsAsserted enum.
+func (e GetEvaluationStatsParamsAsserted) Valid() bool {
+	switch e {
+	case GetEvaluationStatsParamsAssertedExclude:
+		return true
+	case GetEvaluationStatsParamsAssertedInclude:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEvaluationStats200JSONResponseBodySuccess.
+const (
+	GetEvaluationStats200JSONResponseBodySuccessTrue GetEvaluationStats200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the GetEvaluationStats200JSONResponseBodySuccess enum.
+func (e GetEvaluationStats200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case GetEvaluationStats200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Submit201JSONResponseBodySuccess.
 const (
 	Submit201JSONResponseBodySuccessTrue Submit201JSONResponseBodySuccess = true
@@ -1576,6 +1609,21 @@ type FreeAnswerGrade struct {
 type Health struct {
 	Status  string `json:"status"`
 	Success bool   `json:"success"`
+}
+
+// Leader defines model for Leader.
+type Leader struct {
+	AgentId string    `json:"agent_id"`
+	At      time.Time `json:"at"`
+
+	// MaxScore best only
+	MaxScore *float32 `json:"max_score,omitempty"`
+	Name     string   `json:"name"`
+	Rank     int      `json:"rank"`
+	ResultId string   `json:"result_id"`
+
+	// Score best only
+	Score *float32 `json:"score,omitempty"`
 }
 
 // Message defines model for Message.
@@ -2257,6 +2305,18 @@ type StreamMessagesParams struct {
 
 // StartJSONBody defines parameters for Start.
 type StartJSONBody = map[string]interface{}
+
+// GetEvaluationStatsParams defines parameters for GetEvaluationStats.
+type GetEvaluationStatsParams struct {
+	// Asserted include counts backfilled and provisioned results in every figure and on the leaderboards
+	Asserted *GetEvaluationStatsParamsAsserted `form:"asserted,omitempty" json:"asserted,omitempty"`
+}
+
+// GetEvaluationStatsParamsAsserted defines parameters for GetEvaluationStats.
+type GetEvaluationStatsParamsAsserted string
+
+// GetEvaluationStats200JSONResponseBodySuccess defines parameters for GetEvaluationStats.
+type GetEvaluationStats200JSONResponseBodySuccess bool
 
 // Submit201JSONResponseBodySuccess defines parameters for Submit.
 type Submit201JSONResponseBodySuccess bool
@@ -3360,6 +3420,19 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
 	Start(ctx context.Context, ref Ref, body StartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetEvaluationStats Get an evaluation's statistics and leaderboards
+	//
+	// The figures and leaderboards of the page /evaluations/{ref}/stats,
+	// computed once for both. Every attempt that ended counts, private
+	// agents' included (revoked results left out); the leaderboards
+	// (the first ten) name only agents whose results are public.
+	// Results another registry asserted without evidence (provenance
+	// backfilled or provisioned) are left out unless asserted=include;
+	// asserted counts them either way.
+	//
+	// Corresponds with GET /api/v1/evaluations/{ref}/stats (the `GetEvaluationStats` operationId).
+	GetEvaluationStats(ctx context.Context, ref Ref, params *GetEvaluationStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SubmitWithBody Submit an attempt
 	//
 	// Submit the attempt. Proof of Agentic Work takes {challenge_id, hash};
@@ -4436,6 +4509,29 @@ func (c *Client) StartWithBody(ctx context.Context, ref Ref, contentType string,
 // Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
 func (c *Client) Start(ctx context.Context, ref Ref, body StartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStartRequest(c.Server, ref, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEvaluationStats Get an evaluation's statistics and leaderboards
+//
+// The figures and leaderboards of the page /evaluations/{ref}/stats,
+// computed once for both. Every attempt that ended counts, private
+// agents' included (revoked results left out); the leaderboards
+// (the first ten) name only agents whose results are public.
+// Results another registry asserted without evidence (provenance
+// backfilled or provisioned) are left out unless asserted=include;
+// asserted counts them either way.
+//
+// Corresponds with GET /api/v1/evaluations/{ref}/stats (the `GetEvaluationStats` operationId).
+func (c *Client) GetEvaluationStats(ctx context.Context, ref Ref, params *GetEvaluationStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEvaluationStatsRequest(c.Server, ref, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6277,6 +6373,67 @@ func NewStartRequestWithBody(server string, ref Ref, contentType string, body io
 	return req, nil
 }
 
+// NewGetEvaluationStatsRequest constructs an http.Request for the GetEvaluationStats method
+func NewGetEvaluationStatsRequest(server string, ref Ref, params *GetEvaluationStatsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "ref", ref, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/evaluations/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Asserted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "asserted", *params.Asserted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSubmitRequest calls the generic Submit builder with application/json body
 func NewSubmitRequest(server string, ref Ref, body SubmitJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7350,6 +7507,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
 	StartWithResponse(ctx context.Context, ref Ref, body StartJSONRequestBody, reqEditors ...RequestEditorFn) (*StartResponse, error)
+
+	// GetEvaluationStatsWithResponse Get an evaluation's statistics and leaderboards
+	//
+	// The figures and leaderboards of the page /evaluations/{ref}/stats,
+	// computed once for both. Every attempt that ended counts, private
+	// agents' included (revoked results left out); the leaderboards
+	// (the first ten) name only agents whose results are public.
+	// Results another registry asserted without evidence (provenance
+	// backfilled or provisioned) are left out unless asserted=include;
+	// asserted counts them either way.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/evaluations/{ref}/stats (the `GetEvaluationStats` operationId).
+	GetEvaluationStatsWithResponse(ctx context.Context, ref Ref, params *GetEvaluationStatsParams, reqEditors ...RequestEditorFn) (*GetEvaluationStatsResponse, error)
 
 	// SubmitWithBodyWithResponse Submit an attempt
 	//
@@ -10445,6 +10617,118 @@ func (r StartResponse) ContentType() string {
 	return ""
 }
 
+type GetEvaluationStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Agents       int `json:"agents"`
+		AgentsPassed int `json:"agents_passed"`
+
+		// Asserted results another registry asserted without evidence (backfilled, provisioned)
+		Asserted int `json:"asserted"`
+		Attempts int `json:"attempts"`
+
+		// Best each agent's best scored result, best first
+		Best         []Leader `json:"best"`
+		EvaluationId string   `json:"evaluation_id"`
+
+		// First each agent's first pass, earliest first
+		First []Leader `json:"first"`
+
+		// Graded attempts that are a grade of the agent's work (passed, failed, expired)
+		Graded int `json:"graded"`
+
+		// IncludesAsserted whether asserted results are counted (there are some, and asserted=include)
+		IncludesAsserted bool `json:"includes_asserted"`
+
+		// PassRate passes of graded attempts, in percent; null with none graded
+		PassRate *float32                                     `json:"pass_rate"`
+		Passes   int                                          `json:"passes"`
+		Success  GetEvaluationStats200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEvaluationStatsResponse) GetJSON200() *struct {
+	Agents       int `json:"agents"`
+	AgentsPassed int `json:"agents_passed"`
+
+	// Asserted results another registry asserted without evidence (backfilled, provisioned)
+	Asserted int `json:"asserted"`
+	Attempts int `json:"attempts"`
+
+	// Best each agent's best scored result, best first
+	Best         []Leader `json:"best"`
+	EvaluationId string   `json:"evaluation_id"`
+
+	// First each agent's first pass, earliest first
+	First []Leader `json:"first"`
+
+	// Graded attempts that are a grade of the agent's work (passed, failed, expired)
+	Graded int `json:"graded"`
+
+	// IncludesAsserted whether asserted results are counted (there are some, and asserted=include)
+	IncludesAsserted bool `json:"includes_asserted"`
+
+	// PassRate passes of graded attempts, in percent; null with none graded
+	PassRate *float32                                     `json:"pass_rate"`
+	Passes   int                                          `json:"passes"`
+	Success  GetEvaluationStats200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEvaluationStatsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEvaluationStatsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetEvaluationStatsResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEvaluationStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEvaluationStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEvaluationStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEvaluationStatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SubmitResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12290,6 +12574,27 @@ func (c *ClientWithResponses) StartWithResponse(ctx context.Context, ref Ref, bo
 		return nil, err
 	}
 	return ParseStartResponse(rsp)
+}
+
+// GetEvaluationStatsWithResponse Get an evaluation's statistics and leaderboards
+//
+// The figures and leaderboards of the page /evaluations/{ref}/stats,
+// computed once for both. Every attempt that ended counts, private
+// agents' included (revoked results left out); the leaderboards
+// (the first ten) name only agents whose results are public.
+// Results another registry asserted without evidence (provenance
+// backfilled or provisioned) are left out unless asserted=include;
+// asserted counts them either way.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/evaluations/{ref}/stats (the `GetEvaluationStats` operationId).
+func (c *ClientWithResponses) GetEvaluationStatsWithResponse(ctx context.Context, ref Ref, params *GetEvaluationStatsParams, reqEditors ...RequestEditorFn) (*GetEvaluationStatsResponse, error) {
+	rsp, err := c.GetEvaluationStats(ctx, ref, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEvaluationStatsResponse(rsp)
 }
 
 // SubmitWithBodyWithResponse Submit an attempt
@@ -14776,6 +15081,78 @@ func ParseStartResponse(rsp *http.Response) (*StartResponse, error) {
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetEvaluationStatsResponse parses an HTTP response from a GetEvaluationStatsWithResponse call
+func ParseGetEvaluationStatsResponse(rsp *http.Response) (*GetEvaluationStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEvaluationStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Agents       int `json:"agents"`
+			AgentsPassed int `json:"agents_passed"`
+
+			// Asserted results another registry asserted without evidence (backfilled, provisioned)
+			Asserted int `json:"asserted"`
+			Attempts int `json:"attempts"`
+
+			// Best each agent's best scored result, best first
+			Best         []Leader `json:"best"`
+			EvaluationId string   `json:"evaluation_id"`
+
+			// First each agent's first pass, earliest first
+			First []Leader `json:"first"`
+
+			// Graded attempts that are a grade of the agent's work (passed, failed, expired)
+			Graded int `json:"graded"`
+
+			// IncludesAsserted whether asserted results are counted (there are some, and asserted=include)
+			IncludesAsserted bool `json:"includes_asserted"`
+
+			// PassRate passes of graded attempts, in percent; null with none graded
+			PassRate *float32                                     `json:"pass_rate"`
+			Passes   int                                          `json:"passes"`
+			Success  GetEvaluationStats200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error

@@ -26,6 +26,14 @@ type Pass struct {
 	// (Entry); without one the credential cannot be revoked.
 	Status map[string]any
 
+	// Provenance is where the pass comes from when this registry did not
+	// grade it ("imported": another registry graded it and its record came
+	// along); "" for a pass graded here. A credential of a pass this
+	// registry did not grade says so in a signed field of its subject.
+	Provenance string
+	// ProvenanceSource names the registry that graded it ("safemolt").
+	ProvenanceSource string
+
 	Score, MaxScore, PassingScore *float64
 	PassedAt                      time.Time
 	ExpiresAt                     time.Time // zero: the pass does not expire
@@ -67,14 +75,24 @@ func (i *Issuer) Badge(p Pass) map[string]any {
 		achievement["resultDescription"] = []any{desc}
 		subject["result"] = []any{map[string]any{"type": []any{"Result"}, "resultDescription": desc["id"], "value": number(*p.Score)}}
 	}
+	contexts := []any{ContextVC, ContextOB}
+	description := p.Agent + " passed " + humanCode + ", " + p.Name + ", version " + p.Version + "."
+	if p.Provenance != "" {
+		contexts = append(contexts, ContextCredential)
+		subject["provenance"] = p.Provenance
+		if p.ProvenanceSource != "" {
+			subject["provenanceSource"] = p.ProvenanceSource
+		}
+		description += " Another registry (" + orDefault(p.ProvenanceSource, "unnamed") + ") graded the attempt; this registry " + p.Provenance + " its record."
+	}
 	c := map[string]any{
-		"@context": []any{ContextVC, ContextOB},
+		"@context": contexts,
 		"id":       p.CredentialURL,
 		"type":     []any{"VerifiableCredential", "OpenBadgeCredential"},
 		"issuer": map[string]any{"id": i.DID, "type": []any{"Profile"}, "name": i.Name, "url": i.URL,
 			"description": "A registry of evaluations of AI agents, defined as SIPs."},
 		"name":              p.Name + " (" + humanCode + " " + p.Version + ")",
-		"description":       p.Agent + " passed " + humanCode + ", " + p.Name + ", version " + p.Version + ".",
+		"description":       description,
 		"validFrom":         p.PassedAt.UTC().Format(time.RFC3339),
 		"credentialSubject": subject,
 		"evidence": []any{

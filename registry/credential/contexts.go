@@ -28,7 +28,11 @@ const (
 	// ContextAttestation defines an AgentControlAttestation's holder and
 	// audience, so that its signature covers them.
 	ContextAttestation = "https://sipregistry.github.io/ns/attestation/v1"
-	contextsDirectory  = "contexts"
+	// ContextCredential defines what sip's credentials say besides Open
+	// Badges: the provenance of a pass another registry graded, so that
+	// the signature covers it.
+	ContextCredential = "https://sipregistry.github.io/ns/credential/v1"
+	contextsDirectory = "contexts"
 )
 
 //go:embed contexts/*.jsonld
@@ -45,6 +49,9 @@ var contextFile = map[string]string{
 	ContextDID:      "did-v1.jsonld",
 	// sip's own, published nowhere: only sip reads attestations.
 	ContextAttestation: "sip-attestation-v1.jsonld",
+	// sip's own too; a verifier of a credential that names it loads it
+	// from this file (docs/credentials.md).
+	ContextCredential: "sip-credential-v1.jsonld",
 }
 
 // loader serves the embedded contexts and nothing else.

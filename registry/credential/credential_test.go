@@ -360,3 +360,45 @@ func TestStatusListsAreNotReplayed(t *testing.T) {
 		t.Errorf("a list without validUntil: %+v", r.Checks)
 	}
 }
+
+// TestImportedPassSaysSo: the credential of a pass another registry
+// graded says so in its subject, under sip's own context, and the
+// signature covers it: changed to look graded here, it fails.
+func TestImportedPassSaysSo(t *testing.T) {
+	i := testIssuer(t, 1)
+	p := testPass()
+	p.Provenance, p.ProvenanceSource = "imported", "safemolt"
+	c, err := i.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := c["credentialSubject"].(map[string]any)
+	if subject["provenance"] != "imported" || subject["provenanceSource"] != "safemolt" {
+		t.Errorf("credentialSubject = %v, want provenance imported from safemolt", subject)
+	}
+	if ctx := c["@context"].([]any); ctx[len(ctx)-1] != ContextCredential {
+		t.Errorf("@context = %v, want sip's credential context last", ctx)
+	}
+	raw, _ := json.Marshal(c)
+	if r := Verify(raw, didResolver(i.DIDDocument()), nil, passedAt.Add(time.Hour)); !r.Verified {
+		t.Fatalf("an imported pass's credential does not verify: %+v", r.Checks)
+	}
+	for name, change := range map[string]func(map[string]any){
+		"provenance graded":  func(s map[string]any) { s["provenance"] = "graded" },
+		"provenance removed": func(s map[string]any) { delete(s, "provenance") },
+		"another source":     func(s map[string]any) { s["provenanceSource"] = "elsewhere" },
+	} {
+		var doc map[string]any
+		json.Unmarshal(raw, &doc)
+		change(doc["credentialSubject"].(map[string]any))
+		b, _ := json.Marshal(doc)
+		if r := Verify(b, didResolver(i.DIDDocument()), nil, passedAt.Add(time.Hour)); r.Verified || r.Failed() != "signature" {
+			t.Errorf("%s: verified %v, failed %q; want the signature to fail", name, r.Verified, r.Failed())
+		}
+	}
+	// A pass graded here names no provenance and no sip context.
+	c, _ = i.Issue(testPass())
+	if _, ok := c["credentialSubject"].(map[string]any)["provenance"]; ok || len(c["@context"].([]any)) != 2 {
+		t.Errorf("a graded pass's credential = %v, want no provenance", c)
+	}
+}

@@ -168,3 +168,37 @@ func (l listSource) StatusList(u string) ([]byte, error) {
 	}
 	return nil, errors.New("no such list")
 }
+
+// TestAnIndependentVerifierAcceptsAnImportedPass: the vc library, given
+// sip's credential context from this repository, verifies the credential
+// of an imported pass, and refuses it when its provenance is changed.
+func TestAnIndependentVerifierAcceptsAnImportedPass(t *testing.T) {
+	dir := interopDir(t)
+	b, err := contextFiles.ReadFile(contextsDirectory + "/" + contextFile[ContextCredential])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SIP_VC_CONTEXTS", writeJSON(t, map[string]any{ContextCredential: doc}))
+	i := testIssuer(t, 1)
+	p := testPass()
+	p.Provenance, p.ProvenanceSource = "imported", "safemolt"
+	c, err := i.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	did := writeJSON(t, i.DIDDocument())
+	var v jsVerdict
+	json.Unmarshal(node(t, dir, "verify.mjs", writeJSON(t, c), did), &v)
+	if !v.Verified {
+		t.Fatalf("the vc library refuses an imported pass's credential: %s", v.Error)
+	}
+	c["credentialSubject"].(map[string]any)["provenance"] = "graded"
+	json.Unmarshal(node(t, dir, "verify.mjs", writeJSON(t, c), did), &v)
+	if v.Verified {
+		t.Error("the vc library accepts an imported pass's credential claiming to be graded")
+	}
+}

@@ -36,6 +36,12 @@ func (s *Service) Pass(ctx context.Context, r *Result, agent *registry.Agent, li
 		Version: r.Version, ContentSHA256: r.ContentSHA256, PassedAt: r.CompletedAt, ExpiresAt: r.ExpiresAt,
 		Criteria: criteria(def),
 	}
+	if prov := r.Of(); prov != ProvenanceGraded {
+		// Only imported passes get here (Credentialed): the credential
+		// says, signed, that another registry graded the attempt.
+		p.Provenance = string(prov)
+		p.ProvenanceSource, _ = r.Details["source"].(string)
+	}
 	// A credential is read by anyone it is shown to: it carries a score
 	// only of an evaluation whose scores are public.
 	if r.Score != nil && r.MaxScore != nil && *r.MaxScore > 0 && registry.ScoresPublic(&def.SIP) {

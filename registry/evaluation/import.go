@@ -30,19 +30,66 @@ type ImportedResult struct {
 	Points float64
 }
 
+// ImportedSession is an ended session another registry kept, with its
+// participants: the graded ones name the registrations of their imported
+// results, so a result's transcript is its session's, shown by the same
+// visibility rule as a session run here.
+type ImportedSession struct {
+	// SourceID is the session's id in the other registry.
+	SourceID     string
+	Session      Session
+	Participants []Participant
+}
+
+// ImportedMessage is one message of an imported session. The store writes
+// it only when its sender is a participant of the session as imported
+// (else it is counted Unmatched), so every message shown in a transcript
+// has a participant whose privacy decides how it shows.
+type ImportedMessage struct {
+	// SourceID is the message's id in the other registry.
+	SourceID string
+	Message  SessionMessage
+}
+
+// ImportedTranscript is the transcript of an imported result's attempt (a
+// certification's prompts and responses), kept as the submission of a
+// completed job of the result's registration, as for an attempt run here.
+// The store writes it only when the result was imported (else it is
+// counted Unmatched).
+type ImportedTranscript struct {
+	// SourceID is the job's id in the other registry.
+	SourceID string
+	Job      Job
+}
+
 // ImportBatch is a batch of another registry's records, written in one
 // transaction.
 type ImportBatch struct {
 	// Source names the other registry ("safemolt").
-	Source  string
-	Agents  []ImportedAgent
-	Results []ImportedResult
-	At      time.Time
+	Source      string
+	Agents      []ImportedAgent
+	Results     []ImportedResult
+	Sessions    []ImportedSession
+	Messages    []ImportedMessage
+	Transcripts []ImportedTranscript
+	At          time.Time
+}
+
+// Empty reports whether the batch holds no record.
+func (b *ImportBatch) Empty() bool {
+	return len(b.Agents)+len(b.Results)+len(b.Sessions)+len(b.Messages)+len(b.Transcripts) == 0
 }
 
 // ImportCounts is what a batch wrote.
 type ImportCounts struct {
-	Agents, Results int
+	Agents, Results                 int
+	Sessions, Messages, Transcripts int
+	// Unmatched counts messages and transcripts not written because what
+	// they belong to is not here (a sender who is not a participant of
+	// the imported session, a result that was not imported). The ledger
+	// does not hold them: a later import that brings what they belong to
+	// writes them.
+	Unmatched int
 	// Skipped counts records an earlier (or a concurrent) import wrote.
 	Skipped int
 	// Renamed counts agents that took their fallback name.
@@ -55,6 +102,10 @@ type ImportCounts struct {
 func (c *ImportCounts) Add(b ImportCounts) {
 	c.Agents += b.Agents
 	c.Results += b.Results
+	c.Sessions += b.Sessions
+	c.Messages += b.Messages
+	c.Transcripts += b.Transcripts
+	c.Unmatched += b.Unmatched
 	c.Skipped += b.Skipped
 	c.Renamed += b.Renamed
 	c.Credited += b.Credited

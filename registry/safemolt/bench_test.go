@@ -17,12 +17,13 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/safemolt"
+	"github.com/sipregistry/sip/registry/safemolt/safemolttest"
 	"github.com/sipregistry/sip/registry/sqlite"
 )
 
-// benchSource makes a SafeMolt database of agents agents with perAgent
-// results each (half PoAW, half identity checks, a third failed), with
-// SafeMolt's indexes, in a fresh schema.
+// benchSource makes a SafeMolt database of the fixture and agents
+// generated agents with perAgent results each (safemolttest.Generate), in
+// a fresh schema.
 func benchSource(b *testing.B, agents, perAgent int) *safemolt.Source {
 	b.Helper()
 	url := postgrestest.URL(b)
@@ -31,32 +32,14 @@ func benchSource(b *testing.B, agents, perAgent int) *safemolt.Source {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	results := agents * perAgent
-	for _, q := range []string{
-		fixture,
-		// The fixture's rows stay; these are the bulk.
-		`CREATE INDEX idx_eval_results_agent ON evaluation_results(agent_id)`,
-		`CREATE INDEX idx_cert_jobs_registration ON certification_jobs(registration_id)`,
-		fmt.Sprintf(`INSERT INTO agents (id, name, description, api_key, is_claimed, created_at, owner, is_vetted, identity_md)
-			SELECT 'bench_' || lpad(i::text, 7, '0'), 'bench-' || i, 'A generated agent.', 'safemolt_bench' || lpad(i::text, 12, '0') || 'abcdefgh',
-				i %% 2 = 0, '2025-01-01'::timestamptz + i * interval '1 second', CASE WHEN i %% 2 = 0 THEN 'x_' || i END, true, '# Bench ' || i
-			FROM generate_series(1, %d) i`, agents),
-		fmt.Sprintf(`INSERT INTO evaluation_registrations (id, agent_id, evaluation_id, registered_at, status, started_at, completed_at)
-			SELECT 'breg_' || lpad(i::text, 9, '0'), 'bench_' || lpad((i %% %d + 1)::text, 7, '0'), CASE WHEN i %% 2 = 0 THEN 'poaw' ELSE 'identity-check' END,
-				'2025-02-01'::timestamptz + i * interval '1 second', 'completed', '2025-02-01'::timestamptz + i * interval '1 second',
-				'2025-02-01'::timestamptz + i * interval '1 second' + interval '5 seconds'
-			FROM generate_series(1, %d) i`, agents, results),
-		fmt.Sprintf(`INSERT INTO evaluation_results (id, registration_id, agent_id, evaluation_id, passed, result_data, completed_at, points_earned, evaluation_version)
-			SELECT 'bres_' || lpad(i::text, 9, '0'), 'breg_' || lpad(i::text, 9, '0'), 'bench_' || lpad((i %% %d + 1)::text, 7, '0'),
-				CASE WHEN i %% 2 = 0 THEN 'poaw' ELSE 'identity-check' END, i %% 3 <> 0, ('{"challenge_id": "vc_' || i || '"}')::jsonb,
-				'2025-02-01'::timestamptz + i * interval '1 second' + interval '5 seconds', 0.5, '1.0.0'
-			FROM generate_series(1, %d) i`, agents, results),
-		`ANALYZE`,
-	} {
-		if _, err := pool.Exec(b.Context(), q); err != nil {
-			b.Fatalf("bench source: %v", err)
-		}
+	if _, err := pool.Exec(b.Context(), fixture); err != nil {
+		b.Fatalf("bench source: %v", err)
 	}
+	start := time.Now()
+	if err := safemolttest.Generate(b.Context(), pool, safemolttest.Size{Agents: agents, ResultsPerAgent: perAgent}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("generated %d agents and %d results in %v", agents, agents*perAgent, time.Since(start).Round(time.Second))
 	src, err := safemolt.Open(b.Context(), url)
 	if err != nil {
 		b.Fatal(err)
@@ -66,9 +49,13 @@ func benchSource(b *testing.B, agents, perAgent int) *safemolt.Source {
 }
 
 // BenchmarkImport imports a generated SafeMolt database (10,000 agents,
-// or SIP_BENCH_IMPORT_AGENTS; ten results each) into each store and reports rows a second and
-// the largest heap seen between batches: the import streams, so the heap
-// stays flat whatever the size of the source.
+// or SIP_BENCH_IMPORT_AGENTS; ten results each, a session with four
+// messages for one result in a hundred, a certification transcript for
+// another) into each store and reports rows a second, the largest heap
+// seen between batches and the process's peak RSS: the import streams, so
+// memory stays flat whatever the size of the source. `make bench-import`
+// runs each store in its own process at full size (100,000 agents and
+// 1,000,000 results), so each peak RSS is its own.
 func BenchmarkImport(b *testing.B) {
 	const perAgent = 10
 	agents := 10_000
@@ -118,7 +105,7 @@ func BenchmarkImport(b *testing.B) {
 				}
 				runtime.GC()
 				var peak atomic.Uint64
-				im := &safemolt.Importer{Source: src, Target: dst, BatchSize: 1000, Now: func() time.Time { return now },
+				im := &safemolt.Importer{Source: src, Target: dst, BatchSize: benchBatch(), Now: func() time.Time { return now },
 					Progress: func(safemolt.Progress) {
 						var m runtime.MemStats
 						runtime.ReadMemStats(&m)
@@ -134,8 +121,9 @@ func BenchmarkImport(b *testing.B) {
 					b.Fatal(err)
 				}
 				elapsed := time.Since(start)
+				b.Logf("%s: %v, written %+v, problems %v", store, elapsed.Round(time.Second), rep.Written, rep.ProblemCounts)
 				b.ReportMetric((cpuTime() - cpu0).Seconds(), "cpu-s")
-				rows := float64(rep.Written.Agents + rep.Written.Results)
+				rows := float64(rep.Written.Agents + rep.Written.Results + rep.Written.Sessions + rep.Written.Messages + rep.Written.Transcripts)
 				if store == "plan" {
 					rows = float64(rep.Agents + rep.Results)
 				} else if rep.Written.Agents < agents || rep.Written.Results < agents*perAgent {
@@ -143,9 +131,20 @@ func BenchmarkImport(b *testing.B) {
 				}
 				b.ReportMetric(rows/elapsed.Seconds(), "rows/s")
 				b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+				b.ReportMetric(elapsed.Seconds(), "wall-s")
+				b.ReportMetric(float64(maxRSS())/(1<<20), "peak-RSS-MiB")
 			}
 		})
 	}
+}
+
+// maxRSS is the largest resident set this process has had, in bytes.
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss << 10 // kilobytes on Linux
 }
 
 // cpuTime is the CPU time this process has used (user and system): on a
@@ -156,4 +155,13 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchBatch is the batch size of the benchmark: SIP_BENCH_IMPORT_BATCH,
+// or sip import's default, 5,000 source rows.
+func benchBatch() int {
+	if n, err := strconv.Atoi(os.Getenv("SIP_BENCH_IMPORT_BATCH")); err == nil && n > 0 {
+		return n
+	}
+	return 5000
 }

@@ -51,6 +51,12 @@ func source(t *testing.T) *safemolt.Source {
 
 type target interface {
 	registrytest.ImportFullStore
+	evaluation.JobStore
+	evaluation.JudgingStore
+	evaluation.SessionStore
+	evaluation.MessageStore
+	evaluation.ProctorStore
+	evaluation.SeatStore
 }
 
 // targets are the two stores, each with sip's bundled SIPs.
@@ -124,7 +130,7 @@ func state(t *testing.T, s target) []string {
 			out = append(out, r.ID+" "+r.AgentID+" "+string(r.Of())+" "+string(r.EndedAs())+" "+r.Version)
 		}
 	}
-	for _, kind := range []string{"agent", "result"} {
+	for _, kind := range []string{"agent", "result", "session", "message", "transcript"} {
 		n, err := s.ImportedCount(t.Context(), safemolt.SourceName, kind)
 		if err != nil {
 			t.Fatal(err)
@@ -172,8 +178,8 @@ func TestImportFixture(t *testing.T) {
 					t.Errorf("no %s problem reported: %v", kind, rep.ProblemCounts)
 				}
 			}
-			if rep.Written.Results != 9+3 {
-				t.Errorf("results written = %d, want 12 (9 of evaluation_results, 3 asserted by is_vetted): %+v", rep.Written.Results, rep.ByProvenance)
+			if rep.Written.Results != 12+3 {
+				t.Errorf("results written = %d, want 15 (12 of evaluation_results, 3 asserted by is_vetted): %+v", rep.Written.Results, rep.ByProvenance)
 			}
 
 			ada := agentOf(t, dst, "Ada")
@@ -247,8 +253,8 @@ func TestImportFixture(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := 10.0 + 1.0; pts != want {
-				t.Errorf("Ada's points = %v, want %v (sip's poaw and identity-check; the backfilled x-verification earns none)", pts, want)
+			if want := 10.0 + 1.0 + 5 + 50; pts != want {
+				t.Errorf("Ada's points = %v, want %v (sip's poaw, identity-check, non-spamminess and the certification; the backfilled x-verification earns none)", pts, want)
 			}
 			bob := agentOf(t, dst, "bob")
 			if pts, _ := dst.AgentPoints(t.Context(), bob.ID); pts != 0 {
@@ -370,7 +376,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	if rep.Agents != 8 || rep.Mapped == 0 || rep.Written != (evaluation.ImportCounts{}) {
 		t.Errorf("plan = %+v, want 8 agents read and nothing written", rep)
 	}
-	if rep.Tables["evaluation_messages"] != 1 || rep.Tables["certification_jobs"] != 1 {
+	if rep.Tables["evaluation_messages"] != 11 || rep.Tables["certification_jobs"] != 5 {
 		t.Errorf("plan counts tables %v, want the messages and jobs too", rep.Tables)
 	}
 	if n, _ := dst.ImportedCount(t.Context(), safemolt.SourceName, "agent"); n != 0 {

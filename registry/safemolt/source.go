@@ -2,6 +2,7 @@ package safemolt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -60,12 +61,75 @@ type Result struct {
 	JudgeModel, TranscriptSHA256 string
 }
 
+// Session is a row of SafeMolt's evaluation_sessions, with the newest
+// result of its registration and its participants.
+type Session struct {
+	ID, EvaluationID, Kind, Status string
+	StartedAt                      time.Time
+	// EndedAt is zero when NULL.
+	EndedAt        time.Time
+	RegistrationID string
+	// Result is the newest result of the registration (nil when none),
+	// with what MapResult reads to decide whether it is imported.
+	Result       *Result
+	Participants []SessionParticipant
+}
+
+// SessionParticipant is a row of evaluation_session_participants.
+type SessionParticipant struct {
+	AgentID    string    `json:"agent_id"`
+	Role       string    `json:"role"`
+	JoinedAt   time.Time `json:"joined_at"`
+	AgentFound bool      `json:"agent_found"`
+}
+
+// Message is a row of evaluation_messages.
+type Message struct {
+	ID, SessionID, SenderID, Role, Content string
+	CreatedAt                              time.Time
+	Sequence                               int64
+	SessionFound                           bool
+}
+
+// MessageKey is where a page of messages starts: messages come by
+// session, sequence and id, so an import numbers each session's messages
+// in one pass.
+type MessageKey struct {
+	SessionID string
+	Sequence  int64
+	ID        string
+}
+
+// Job is a row of certification_jobs, with the newest result of its
+// registration.
+type Job struct {
+	ID, RegistrationID, AgentID, EvaluationID, Status string
+	// Transcript is the transcript JSON ("" when NULL).
+	Transcript string
+	CreatedAt  time.Time
+	// SubmittedAt and JudgedAt are zero when NULL.
+	SubmittedAt, JudgedAt time.Time
+	// Newest reports whether it is the registration's newest job (the one
+	// whose digest and judge model the result's details name).
+	Newest bool
+	// Result is the newest result of the registration (nil when none).
+	Result *Result
+}
+
 // Reader reads a SafeMolt database in pages, by id.
 type Reader interface {
 	// Agents returns up to limit agents with ids after after, by id.
 	Agents(ctx context.Context, after string, limit int) ([]Agent, error)
 	// Results returns up to limit results with ids after after, by id.
 	Results(ctx context.Context, after string, limit int) ([]Result, error)
+	// Sessions returns up to limit sessions with ids after after, by id.
+	Sessions(ctx context.Context, after string, limit int) ([]Session, error)
+	// Messages returns up to limit messages after after, by session,
+	// sequence and id.
+	Messages(ctx context.Context, after MessageKey, limit int) ([]Message, error)
+	// Jobs returns up to limit certification jobs with ids after after,
+	// by id.
+	Jobs(ctx context.Context, after string, limit int) ([]Job, error)
 	// Tables counts the rows of each table the import knows; a missing
 	// table is left out.
 	Tables(ctx context.Context) (map[string]int, error)
@@ -238,4 +302,129 @@ func (s *Source) Tables(ctx context.Context) (map[string]int, error) {
 		out[t] = n
 	}
 	return out, nil
+}
+
+// resultOf is the LATERAL join of a row's registration to its newest
+// result, with what MapResult reads to decide whether the result is
+// imported; registration is the column naming the registration.
+func (s *Source) resultOf(registration string) (join, cols string) {
+	def := "''"
+	if s.has["evaluation_definitions"] {
+		def = "COALESCE((SELECT d.version FROM evaluation_definitions d WHERE d.id = r.evaluation_id), '')"
+	}
+	join = `LEFT JOIN LATERAL (SELECT * FROM evaluation_results r WHERE r.registration_id = ` + registration +
+		` ORDER BY r.completed_at DESC, r.id DESC LIMIT 1) r ON true`
+	cols = fmt.Sprintf(`r.id IS NOT NULL, COALESCE(r.id, ''), COALESCE(r.registration_id, ''), COALESCE(r.agent_id, ''), COALESCE(r.evaluation_id, ''),
+		r.completed_at, COALESCE(%s, ''), EXISTS (SELECT 1 FROM agents a WHERE a.id = r.agent_id), %s`,
+		s.col("evaluation_results", "r", "evaluation_version", "NULL"), def)
+	return join, cols
+}
+
+// scanResultOf scans resultOf's columns into a Result (nil when none).
+func scanResultOf(dest []any, fn func(...any) error) (*Result, error) {
+	var r Result
+	var found bool
+	var completed *time.Time
+	if err := fn(append(dest, &found, &r.ID, &r.RegistrationID, &r.AgentID, &r.EvaluationID, &completed, &r.Version, &r.AgentFound, &r.DefinitionVersion)...); err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, nil
+	}
+	if completed != nil {
+		r.CompletedAt = *completed
+	}
+	r.RegistrationFound = true
+	return &r, nil
+}
+
+// Sessions returns up to limit sessions with ids after after, by id.
+func (s *Source) Sessions(ctx context.Context, after string, limit int) ([]Session, error) {
+	if !s.has["evaluation_sessions"] {
+		return nil, nil
+	}
+	participants := "'[]'"
+	if s.has["evaluation_session_participants"] {
+		participants = `COALESCE((SELECT json_agg(json_build_object('agent_id', p.agent_id, 'role', p.role, 'joined_at', p.joined_at,
+			'agent_found', EXISTS (SELECT 1 FROM agents a WHERE a.id = p.agent_id)) ORDER BY p.joined_at, p.id)
+			FROM evaluation_session_participants p WHERE p.session_id = s.id)::text, '[]')`
+	}
+	join, cols := s.resultOf("s.registration_id")
+	q := fmt.Sprintf(`SELECT s.id, s.evaluation_id, s.kind, COALESCE(s.status, ''), s.started_at, s.ended_at, COALESCE(s.registration_id, ''), %s, %s
+		FROM (SELECT * FROM evaluation_sessions WHERE id > $1 ORDER BY id LIMIT $2) s %s ORDER BY s.id`, participants, cols, join)
+	rows, err := s.pool.Query(ctx, q, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("safemolt: reading sessions: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Session, error) {
+		var ss Session
+		var started, ended *time.Time
+		var ps string
+		r, err := scanResultOf([]any{&ss.ID, &ss.EvaluationID, &ss.Kind, &ss.Status, &started, &ended, &ss.RegistrationID, &ps}, row.Scan)
+		if err != nil {
+			return ss, err
+		}
+		ss.Result = r
+		if started != nil {
+			ss.StartedAt = *started
+		}
+		if ended != nil {
+			ss.EndedAt = *ended
+		}
+		return ss, json.Unmarshal([]byte(ps), &ss.Participants)
+	})
+}
+
+// Messages returns up to limit messages after after, by session,
+// sequence and id (SafeMolt's index on session and sequence serves it).
+func (s *Source) Messages(ctx context.Context, after MessageKey, limit int) ([]Message, error) {
+	if !s.has["evaluation_messages"] {
+		return nil, nil
+	}
+	session := "false"
+	if s.has["evaluation_sessions"] {
+		session = "EXISTS (SELECT 1 FROM evaluation_sessions s WHERE s.id = m.session_id)"
+	}
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT m.id, m.session_id, m.sender_agent_id, COALESCE(m.role, ''), COALESCE(m.content, ''), m.created_at, m.sequence, %s
+		FROM evaluation_messages m WHERE (m.session_id, m.sequence, m.id) > ($1, $2, $3)
+		ORDER BY m.session_id, m.sequence, m.id LIMIT $4`, session), after.SessionID, after.Sequence, after.ID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("safemolt: reading messages: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Message, error) {
+		var m Message
+		err := row.Scan(&m.ID, &m.SessionID, &m.SenderID, &m.Role, &m.Content, &m.CreatedAt, &m.Sequence, &m.SessionFound)
+		return m, err
+	})
+}
+
+// Jobs returns up to limit certification jobs with ids after after, by
+// id.
+func (s *Source) Jobs(ctx context.Context, after string, limit int) ([]Job, error) {
+	if !s.has["certification_jobs"] {
+		return nil, nil
+	}
+	join, cols := s.resultOf("j.registration_id")
+	q := fmt.Sprintf(`SELECT j.id, j.registration_id, j.agent_id, j.evaluation_id, COALESCE(j.status, ''), COALESCE(j.transcript::text, ''),
+			j.created_at, %s, %s,
+			NOT EXISTS (SELECT 1 FROM certification_jobs n WHERE n.registration_id = j.registration_id AND (n.created_at, n.id) > (j.created_at, j.id)), %s
+		FROM (SELECT * FROM certification_jobs WHERE id > $1 ORDER BY id LIMIT $2) j %s ORDER BY j.id`,
+		s.col("certification_jobs", "j", "submitted_at", "NULL::timestamptz"), s.col("certification_jobs", "j", "judge_completed_at", "NULL::timestamptz"), cols, join)
+	rows, err := s.pool.Query(ctx, q, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("safemolt: reading certification jobs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Job, error) {
+		var j Job
+		var submitted, judged *time.Time
+		r, err := scanResultOf([]any{&j.ID, &j.RegistrationID, &j.AgentID, &j.EvaluationID, &j.Status, &j.Transcript, &j.CreatedAt, &submitted, &judged, &j.Newest}, row.Scan)
+		j.Result = r
+		if submitted != nil {
+			j.SubmittedAt = *submitted
+		}
+		if judged != nil {
+			j.JudgedAt = *judged
+		}
+		return j, err
+	})
 }

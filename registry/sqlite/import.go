@@ -22,6 +22,13 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 		return n, err
 	}
 	defer done()
+	// An import inserts into every index of results at random places (its
+	// ids are hashes): a page cache of importCacheKiB keeps the indexes'
+	// inner pages at hand instead of reading them again and again. It is
+	// the connection's, bounded, and only imports set it.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", importCacheKiB)); err != nil {
+		return n, err
+	}
 	st, err := prepareImport(ctx, tx)
 	if err != nil {
 		return n, err
@@ -80,12 +87,113 @@ func (s *Store) ImportBatch(ctx context.Context, b *evaluation.ImportBatch) (_ e
 			n.Credited++
 		}
 	}
+	for i := range b.Sessions {
+		is := &b.Sessions[i]
+		fresh, err := ledger("session", is.SourceID, is.Session.ID)
+		if err != nil {
+			return n, err
+		}
+		if !fresh {
+			n.Skipped++
+			continue
+		}
+		if err := st.importSession(ctx, is); err != nil {
+			return n, fmt.Errorf("session %s: %w", is.SourceID, err)
+		}
+		n.Sessions++
+	}
+	// A message or transcript whose counterpart is not here takes no
+	// ledger row, so an import that brings the counterpart writes it.
+	unledger := func(kind, sourceID string) error {
+		_, err := st.unledger.ExecContext(ctx, b.Source, kind, sourceID)
+		return err
+	}
+	touched := map[string]bool{}
+	for i := range b.Messages {
+		im := &b.Messages[i]
+		m := &im.Message
+		fresh, err := ledger("message", im.SourceID, m.ID)
+		if err != nil {
+			return n, err
+		}
+		if !fresh {
+			n.Skipped++
+			continue
+		}
+		res, err := st.message.ExecContext(ctx, m.ID, m.SessionID, m.Sequence, m.SenderID, m.Role, m.Content, formatTime(m.CreatedAt), m.SessionID, m.SenderID)
+		if err != nil {
+			return n, fmt.Errorf("message %s: %w", im.SourceID, err)
+		}
+		if rows, err := res.RowsAffected(); err != nil {
+			return n, err
+		} else if rows == 0 {
+			n.Unmatched++
+			if err := unledger("message", im.SourceID); err != nil {
+				return n, err
+			}
+			continue
+		}
+		touched[m.SessionID] = true
+		n.Messages++
+	}
+	for id := range touched {
+		if _, err := st.lastSequence.ExecContext(ctx, id, id); err != nil {
+			return n, err
+		}
+	}
+	for i := range b.Transcripts {
+		it := &b.Transcripts[i]
+		j := &it.Job
+		fresh, err := ledger("transcript", it.SourceID, j.ID)
+		if err != nil {
+			return n, err
+		}
+		if !fresh {
+			n.Skipped++
+			continue
+		}
+		res, err := st.job.ExecContext(ctx, j.ID, j.RegistrationID, j.AgentID, j.EvaluationID, string(j.Status), j.Submission, j.ResultID,
+			formatTime(j.CreatedAt), formatTime(j.UpdatedAt), j.ResultID, j.RegistrationID)
+		if err != nil {
+			return n, fmt.Errorf("transcript %s: %w", it.SourceID, err)
+		}
+		if rows, err := res.RowsAffected(); err != nil {
+			return n, err
+		} else if rows == 0 {
+			n.Unmatched++
+			if err := unledger("transcript", it.SourceID); err != nil {
+				return n, err
+			}
+			continue
+		}
+		n.Transcripts++
+	}
 	return n, tx.Commit()
 }
 
+// importSession inserts an ended session and its participants.
+func (st *importStmts) importSession(ctx context.Context, is *evaluation.ImportedSession) error {
+	ss := &is.Session
+	if _, err := st.session.ExecContext(ctx, ss.ID, ss.EvaluationID, string(ss.Kind), string(ss.Status), nullString(ss.RegistrationID),
+		nullString(ss.ProctorID), ss.MinParticipants, ss.MaxParticipants, ss.Participants, formatTime(ss.CreatedAt), nullTime(ss.StartedAt),
+		nullTime(ss.EndedAt), ss.VersionID); err != nil {
+		return err
+	}
+	for _, p := range is.Participants {
+		if _, err := st.participant.ExecContext(ctx, ss.ID, p.AgentID, p.Role, nullString(p.RegistrationID), formatTime(p.JoinedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// importCacheKiB is the page cache of a connection that imports.
+const importCacheKiB = 128 << 10
+
 // importStmts are the statements of an import batch, prepared once.
 type importStmts struct {
-	ledger, agent, registration, credited, result *sql.Stmt
+	ledger, unledger, agent, registration, credited, result *sql.Stmt
+	session, participant, message, lastSequence, job        *sql.Stmt
 }
 
 func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
@@ -95,6 +203,17 @@ func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
 		query string
 	}{
 		{&st.ledger, `INSERT INTO import_ledger (source, kind, source_id, target_id, imported_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
+		{&st.unledger, `DELETE FROM import_ledger WHERE source = ? AND kind = ? AND source_id = ?`},
+		{&st.session, `INSERT INTO sessions (id, evaluation_id, kind, status, registration_id, proctor_id, min_participants, max_participants,
+			participants, created_at, started_at, ended_at, version_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.participant, `INSERT INTO session_participants (session_id, agent_id, role, registration_id, joined_at) VALUES (?, ?, ?, ?, ?)`},
+		{&st.message, `INSERT INTO session_messages (id, session_id, sequence, sender_id, role, content, created_at)
+			SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM session_participants WHERE session_id = ? AND agent_id = ?)
+			ON CONFLICT DO NOTHING`},
+		{&st.lastSequence, `UPDATE sessions SET last_sequence = (SELECT max(sequence) FROM session_messages WHERE session_id = ?) WHERE id = ?`},
+		{&st.job, `INSERT INTO jobs (id, registration_id, agent_id, evaluation_id, status, submission, result_id, created_at, updated_at)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM results WHERE id = ? AND registration_id = ?)
+			ON CONFLICT DO NOTHING`},
 		{&st.agent, `INSERT INTO agents (id, name, name_key, description, key_id, key_hash, claim_token_hash,
 			verification_code, owner, claimed_at, identity_md, results_public, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
@@ -116,7 +235,8 @@ func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
 }
 
 func (st *importStmts) close() {
-	for _, s := range []*sql.Stmt{st.ledger, st.agent, st.registration, st.credited, st.result} {
+	for _, s := range []*sql.Stmt{st.ledger, st.unledger, st.agent, st.registration, st.credited, st.result,
+		st.session, st.participant, st.message, st.lastSequence, st.job} {
 		if s != nil {
 			s.Close()
 		}
@@ -194,4 +314,12 @@ func (s *Store) ImportedCount(ctx context.Context, source, kind string) (_ int, 
 	var n int
 	err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM import_ledger WHERE source = ? AND kind = ?", source, kind).Scan(&n)
 	return n, err
+}
+
+// nullString is NULL for "".
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

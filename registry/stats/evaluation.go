@@ -21,9 +21,11 @@ type Evaluation struct {
 	// Attempts counts every result; Graded those that are a grade of the
 	// agent's work (passed, failed, expired); Passes the passed ones.
 	Attempts, Graded, Passes int
-	// Asserted counts the results left out because another registry
-	// asserted them without evidence (backfilled, provisioned).
-	Asserted int
+	// Asserted counts the results another registry asserted without
+	// evidence (backfilled, provisioned): left out of every figure, unless
+	// IncludesAsserted.
+	Asserted         int
+	IncludesAsserted bool
 	// Agents that attempted it, and that passed it.
 	Agents, AgentsPassed int
 	// PassRate is passes of graded attempts.
@@ -88,10 +90,25 @@ type Standing struct {
 	At                time.Time
 }
 
-// Summarize counts an evaluation's facts (oldest first) as of now.
-func Summarize(facts []Fact, now time.Time) *Evaluation {
-	facts, asserted := Evidenced(facts)
-	s := &Evaluation{Attempts: len(facts), Asserted: asserted}
+// Asserted says whether figures count the results another registry
+// asserted without evidence (backfilled, provisioned).
+type Asserted bool
+
+// The two ways to count asserted results. Statistics and leaderboards
+// leave them out unless asked (a page's or a request's switch).
+const (
+	LeaveOutAsserted Asserted = false
+	IncludeAsserted  Asserted = true
+)
+
+// Summarize counts an evaluation's facts (oldest first) as of now, with
+// or without the results another registry asserted without evidence.
+func Summarize(facts []Fact, now time.Time, asserted Asserted) *Evaluation {
+	evidenced, n := Evidenced(facts)
+	if asserted == LeaveOutAsserted {
+		facts = evidenced
+	}
+	s := &Evaluation{Attempts: len(facts), Asserted: n, IncludesAsserted: bool(asserted) && n > 0}
 	outcomes := map[evaluation.Outcome]int{}
 	type agent struct {
 		firstReg  time.Time

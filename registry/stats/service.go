@@ -54,33 +54,38 @@ func NewService(source Source, now func() time.Time) *Service {
 	return &Service{source: source, now: now, evals: map[string]evalFigures{}}
 }
 
-// Evaluation returns an evaluation's figures.
-func (s *Service) Evaluation(ctx context.Context, id string) (*Evaluation, error) {
+// Evaluation returns an evaluation's figures, with or without the
+// results another registry asserted without evidence.
+func (s *Service) Evaluation(ctx context.Context, id string, asserted Asserted) (*Evaluation, error) {
 	mark, err := s.source.Mark(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now().UTC()
 	day := now.Truncate(24 * time.Hour)
+	key := id
+	if asserted == IncludeAsserted {
+		key += "+asserted"
+	}
 	s.mu.Lock()
-	f, ok := s.evals[id]
+	f, ok := s.evals[key]
 	s.mu.Unlock()
 	if ok && f.mark == mark && f.day.Equal(day) {
 		return f.figs, nil
 	}
-	v, err, _ := s.flight.Do("e:"+id, func() (any, error) {
+	v, err, _ := s.flight.Do("e:"+key, func() (any, error) {
 		facts, err := s.source.Facts(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		figs := Summarize(facts, now)
+		figs := Summarize(facts, now, asserted)
 		s.mu.Lock()
 		if len(s.evals) >= maxCachedEvaluations {
 			clear(s.evals)
 		}
 		// the facts may be newer than mark: keyed by the mark they were
 		// read after, they are recomputed at the next view at worst
-		s.evals[id] = evalFigures{mark: mark, day: day, figs: figs}
+		s.evals[key] = evalFigures{mark: mark, day: day, figs: figs}
 		s.mu.Unlock()
 		return figs, nil
 	})

@@ -30,7 +30,7 @@ func TestSummarize(t *testing.T) {
 		fact("cy", "1.1.0", evaluation.OutcomeCancelled, -1, 8*day, 8*day), // not graded
 		fact("dee", "1.1.0", evaluation.OutcomeExpired, 0, 9*day, 9*day),
 	}
-	s := Summarize(facts, t0.Add(20*day))
+	s := Summarize(facts, t0.Add(20*day), LeaveOutAsserted)
 	for _, c := range []struct {
 		name      string
 		got, want any
@@ -104,7 +104,7 @@ func TestPeriods(t *testing.T) {
 }
 
 func TestSummarizeNothing(t *testing.T) {
-	s := Summarize(nil, t0)
+	s := Summarize(nil, t0, LeaveOutAsserted)
 	if s.Attempts != 0 || s.PassRate.Known() || s.TimeToPassN != 0 || len(s.Periods) != 0 {
 		t.Errorf("%+v; want empty figures", s)
 	}
@@ -148,5 +148,33 @@ func TestOverall(t *testing.T) {
 				t.Errorf("got %v, want %v", c.got, c.want)
 			}
 		})
+	}
+}
+
+// TestSummarizeAsserted: results another registry asserted without
+// evidence are left out of every figure and leaderboard unless included,
+// and counted either way.
+func TestSummarizeAsserted(t *testing.T) {
+	graded := fact("ada", "1.0.0", evaluation.OutcomePassed, 9, 0, time.Hour)
+	imported := fact("bob", "1.0.0", evaluation.OutcomeFailed, 2, 0, 2*time.Hour)
+	imported.Provenance = evaluation.ProvenanceImported
+	backfilled := fact("cy", "1.0.0", evaluation.OutcomePassed, -1, 0, 30*time.Minute)
+	backfilled.Provenance = evaluation.ProvenanceBackfilled
+	provisioned := fact("dee", "1.0.0", evaluation.OutcomePassed, -1, 0, 40*time.Minute)
+	provisioned.Provenance = evaluation.ProvenanceProvisioned
+	facts := []Fact{backfilled, provisioned, graded, imported}
+	for _, tc := range []struct {
+		asserted                 Asserted
+		attempts, passes, firsts int
+		includes                 bool
+	}{
+		{LeaveOutAsserted, 2, 1, 1, false},
+		{IncludeAsserted, 4, 3, 3, true},
+	} {
+		s := Summarize(facts, t0.Add(day), tc.asserted)
+		if s.Attempts != tc.attempts || s.Passes != tc.passes || len(s.First) != tc.firsts || s.Asserted != 2 || s.IncludesAsserted != tc.includes {
+			t.Errorf("Summarize(%v) = %d attempts, %d passes, %d first passes, %d asserted, includes %v; want %d, %d, %d, 2, %v",
+				tc.asserted, s.Attempts, s.Passes, len(s.First), s.Asserted, s.IncludesAsserted, tc.attempts, tc.passes, tc.firsts, tc.includes)
+		}
 	}
 }

@@ -1,5 +1,9 @@
 // An offline JSON-LD document loader: the contexts come from the npm
 // packages their authors publish, and one DID document may be given.
+// sip's own context, which no package publishes, is read from the file
+// SIP_VC_CONTEXTS names ({url: document}), as a verifier would load it
+// from sip's repository.
+import {readFileSync} from 'node:fs';
 import * as credentials from '@digitalbazaar/credentials-context';
 import * as dataIntegrity from '@digitalbazaar/data-integrity-context';
 import * as multikey from '@digitalbazaar/multikey-context';
@@ -9,6 +13,10 @@ import didContext from 'did-context';
 const contexts = new Map();
 for (const m of [credentials, dataIntegrity, multikey, openBadges, didContext]) {
   for (const [url, doc] of (m.contexts || m.default?.contexts || [])) contexts.set(url, doc);
+}
+
+if (process.env.SIP_VC_CONTEXTS) {
+  for (const [url, doc] of Object.entries(JSON.parse(readFileSync(process.env.SIP_VC_CONTEXTS, 'utf8')))) contexts.set(url, doc);
 }
 
 export function loader(didDocument, statusList) {
