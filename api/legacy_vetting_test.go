@@ -437,20 +437,22 @@ func TestStatsAssertedSwitch(t *testing.T) {
 		{"?asserted=exclude", 1, false, false, "is left out", `?asserted=include">Include it`},
 		{"?asserted=include", 2, true, true, "is counted here", `/stats">Leave it out`},
 	} {
-		var f figures
-		if resp := w.Get("/api/v1/evaluations/poaw/stats"+tc.query, &f); resp.StatusCode != 200 {
-			t.Fatalf("stats%s: %d", tc.query, resp.StatusCode)
-		}
-		if f.Asserted != 1 || f.Attempts != tc.attempts || f.IncludesAsserted != tc.includes || onBoard(f) != tc.onBoard {
-			t.Errorf("stats%s = %+v, want 1 asserted, %d attempts, includes %v, the backfilled agent on the board %v", tc.query, f, tc.attempts, tc.includes, tc.onBoard)
-		}
-		html := page(t, w, "/evaluations/poaw/stats"+tc.query)
-		if !strings.Contains(html, tc.pageSays) || !strings.Contains(html, tc.pageLink) {
-			t.Errorf("the stats page%s does not say %q with %q", tc.query, tc.pageSays, tc.pageLink)
-		}
-		if strings.Contains(html, "asserted-one") != tc.onBoard {
-			t.Errorf("the stats page%s names the backfilled agent: %v, want %v", tc.query, !tc.onBoard, tc.onBoard)
-		}
+		t.Run("asserted"+tc.query, func(t *testing.T) {
+			var f figures
+			if resp := w.Get("/api/v1/evaluations/poaw/stats"+tc.query, &f); resp.StatusCode != 200 {
+				t.Fatalf("stats%s: %d", tc.query, resp.StatusCode)
+			}
+			if f.Asserted != 1 || f.Attempts != tc.attempts || f.IncludesAsserted != tc.includes || onBoard(f) != tc.onBoard {
+				t.Errorf("stats%s = %+v, want 1 asserted, %d attempts, includes %v, the backfilled agent on the board %v", tc.query, f, tc.attempts, tc.includes, tc.onBoard)
+			}
+			html := page(t, w, "/evaluations/poaw/stats"+tc.query)
+			if !strings.Contains(html, tc.pageSays) || !strings.Contains(html, tc.pageLink) {
+				t.Errorf("the stats page%s does not say %q with %q", tc.query, tc.pageSays, tc.pageLink)
+			}
+			if strings.Contains(html, "asserted-one") != tc.onBoard {
+				t.Errorf("the stats page%s names the backfilled agent: %v, want %v", tc.query, !tc.onBoard, tc.onBoard)
+			}
+		})
 	}
 	if resp := w.Do("GET", "/api/v1/evaluations/poaw/stats?asserted=maybe", nil, nil, nil); resp.StatusCode != 400 {
 		t.Errorf("?asserted=maybe: %d, want 400", resp.StatusCode)

@@ -302,7 +302,8 @@ func TestFixedPositionsPassNoMoreThanChance(t *testing.T) {
 // revealed scores, read after its SIP changed to the default (pass or fail
 // only), show no score, maximum, per-item grade, goal check or reason
 // written from them, in any field of any read: the API's result, record,
-// list and job, and the result, agent, evaluation and statistics pages;
+// list, job and statistics, and the result, agent, evaluation and
+// statistics pages;
 // to anyone, to another agent, and of a failed attempt to the agent
 // itself. Only the agent reads the score of its own pass.
 func TestAnonymousReadsOfAPassFailResult(t *testing.T) {
@@ -351,7 +352,8 @@ func TestAnonymousReadsOfAPassFailResult(t *testing.T) {
 		}
 		paths := func(a *testAgent, id string) []string {
 			return []string{"/api/v1/results/" + id, "/api/v1/results/" + id + "/trace", ev + "/results?agent_id=" + a.id(t),
-				"/results/" + id, "/agents/" + a.name, "/evaluations/SIP-53", "/evaluations/SIP-53/stats"}
+				"/results/" + id, "/agents/" + a.name, "/evaluations/SIP-53", "/evaluations/SIP-53/stats",
+				"/evaluations/SIP-53/stats?asserted=include", ev + "/stats", ev + "/stats?asserted=include"}
 		}
 		for who, read := range readers {
 			for _, r := range []struct {

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestGCPercent(t *testing.T) {
 	for _, tt := range []struct {
@@ -13,8 +16,10 @@ func TestGCPercent(t *testing.T) {
 		{128 << 20, 100}, // as much again: the default
 		{1 << 30, 100},   // never below the default
 	} {
-		if got := gcPercent(tt.live); got != tt.want {
-			t.Errorf("gcPercent(%d MiB) = %d; want %d", tt.live>>20, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%d MiB", tt.live>>20), func(t *testing.T) {
+			if got := gcPercent(tt.live); got != tt.want {
+				t.Errorf("gcPercent(%d MiB) = %d; want %d", tt.live>>20, got, tt.want)
+			}
+		})
 	}
 }

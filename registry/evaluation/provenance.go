@@ -28,6 +28,11 @@ const (
 // Provenances lists every provenance, in order of the evidence behind it.
 var Provenances = []Provenance{ProvenanceGraded, ProvenanceImported, ProvenanceBackfilled, ProvenanceProvisioned}
 
+// ProvenanceDetails are the keys of a result's details that say where
+// another registry's record came from (an import writes them): shown
+// with the result whoever may see it, score or not.
+var ProvenanceDetails = []string{"source", "source_result_id", "source_version", "version_held"}
+
 // Of is the provenance of r ("" is graded: a result recorded before
 // provenance was kept is this registry's own).
 func (r *Result) Of() Provenance {

@@ -182,7 +182,8 @@ func (n *sipsNow) shown(ctx context.Context, viewerID string, r *Result, a *regi
 	out := *r
 	out.Score, out.MaxScore = nil, nil
 	out.Details = map[string]any{}
-	for _, k := range []string{"session_id", "proctor_agent_id"} {
+	// Where the attempt was graded stays: it says nothing of a score.
+	for _, k := range append([]string{"session_id", "proctor_agent_id"}, ProvenanceDetails...) {
 		if v, ok := r.Details[k]; ok {
 			out.Details[k] = v
 		}

@@ -2,6 +2,7 @@ package safemolt_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -143,11 +144,13 @@ func TestMapMessageCleansText(t *testing.T) {
 		{"\x00", "", false},
 		{strings.Repeat("é", evaluation.MaxMessageSize), strings.Repeat("é", evaluation.MaxMessageSize/2), true},
 	} {
-		m := &safemolt.Message{ID: "m", SessionID: "s", SenderID: "a", Role: "candidate", Content: tc.content, CreatedAt: now.Add(-time.Hour), SessionFound: true}
-		got, ok, _ := safemolt.MapMessage(m, 1, now)
-		if ok != tc.ok || ok && got.Message.Content != tc.want {
-			t.Errorf("MapMessage(%q) = %q, %v; want %q, %v", tc.content[:min(len(tc.content), 12)], got.Message.Content[:min(len(got.Message.Content), 12)], ok, tc.want[:min(len(tc.want), 12)], tc.ok)
-		}
+		t.Run(fmt.Sprintf("%q", tc.content[:min(len(tc.content), 12)]), func(t *testing.T) {
+			m := &safemolt.Message{ID: "m", SessionID: "s", SenderID: "a", Role: "candidate", Content: tc.content, CreatedAt: now.Add(-time.Hour), SessionFound: true}
+			got, ok, _ := safemolt.MapMessage(m, 1, now)
+			if ok != tc.ok || ok && got.Message.Content != tc.want {
+				t.Errorf("MapMessage(%q) = %q, %v; want %q, %v", tc.content[:min(len(tc.content), 12)], got.Message.Content[:min(len(got.Message.Content), 12)], ok, tc.want[:min(len(tc.want), 12)], tc.ok)
+			}
+		})
 	}
 	job := &safemolt.Job{ID: "j", RegistrationID: "r", Newest: true, Transcript: `[{"promptId": "p\u0000", "response": "a\u0000b"}]`,
 		Result: &safemolt.Result{ID: "res", RegistrationID: "r", AgentID: "a", EvaluationID: "poaw", AgentFound: true, CompletedAt: now.Add(-time.Hour), RegistrationFound: true}}

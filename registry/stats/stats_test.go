@@ -171,10 +171,12 @@ func TestSummarizeAsserted(t *testing.T) {
 		{LeaveOutAsserted, 2, 1, 1, false},
 		{IncludeAsserted, 4, 3, 3, true},
 	} {
-		s := Summarize(facts, t0.Add(day), tc.asserted)
-		if s.Attempts != tc.attempts || s.Passes != tc.passes || len(s.First) != tc.firsts || s.Asserted != 2 || s.IncludesAsserted != tc.includes {
-			t.Errorf("Summarize(%v) = %d attempts, %d passes, %d first passes, %d asserted, includes %v; want %d, %d, %d, 2, %v",
-				tc.asserted, s.Attempts, s.Passes, len(s.First), s.Asserted, s.IncludesAsserted, tc.attempts, tc.passes, tc.firsts, tc.includes)
-		}
+		t.Run(fmt.Sprint(tc.asserted), func(t *testing.T) {
+			s := Summarize(facts, t0.Add(day), tc.asserted)
+			if s.Attempts != tc.attempts || s.Passes != tc.passes || len(s.First) != tc.firsts || s.Asserted != 2 || s.IncludesAsserted != tc.includes {
+				t.Errorf("Summarize(%v) = %d attempts, %d passes, %d first passes, %d asserted, includes %v; want %d, %d, %d, 2, %v",
+					tc.asserted, s.Attempts, s.Passes, len(s.First), s.Asserted, s.IncludesAsserted, tc.attempts, tc.passes, tc.firsts, tc.includes)
+			}
+		})
 	}
 }
