@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // Limits that keep the engine fast and safe on hostile input. They are

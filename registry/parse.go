@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // Document is one parsed SIP file: the definition it declares (nil when
