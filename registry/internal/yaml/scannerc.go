@@ -547,7 +547,7 @@ func read(parser *yaml_parser_t, s []byte) []byte {
 	if w == 0 {
 		panic("invalid character sequence")
 	}
-	if len(s) == 0 {
+	if cap(s) == 0 { // [sip] cap, not len: s may be an empty slice of the arena
 		s = make([]byte, 0, 32)
 	}
 	if w == 1 && len(s)+w <= cap(s) {
@@ -562,6 +562,31 @@ func read(parser *yaml_parser_t, s []byte) []byte {
 	parser.mark.column++
 	parser.unread--
 	return s
+}
+
+// [sip] scratch returns an empty slice at the free end of the parser's
+// arena, for a plain or quoted scalar's value to be built in without an
+// allocation of its own; keep then claims what the value used. A value
+// that outgrows the arena moves out of it, as append does, and leaves
+// the arena as it was. Nothing is ever written twice to the part of the
+// arena claimed, so earlier tokens' values stay as they were.
+func scratch(parser *yaml_parser_t) []byte {
+	if cap(parser.arena)-len(parser.arena) < 256 {
+		parser.arena = make([]byte, 0, 4096)
+	}
+	return parser.arena[len(parser.arena):len(parser.arena)]
+}
+
+// [sip] keep claims s's bytes in the arena when s is still in it, and
+// returns s with its capacity cut to its length, so that nobody appending
+// to the value writes over the next one.
+func keep(parser *yaml_parser_t, s []byte) []byte {
+	a := parser.arena
+	free := a[len(a):cap(a)]
+	if len(s) > 0 && len(free) > 0 && cap(s) == len(free) && &s[:1][0] == &free[0] {
+		parser.arena = a[:len(a)+len(s)]
+	}
+	return s[:len(s):len(s)]
 }
 
 // [sip] plainStop and quotedStop mark the printable ASCII characters that
@@ -2486,7 +2511,8 @@ func yaml_parser_scan_flow_scalar(parser *yaml_parser_t, token *yaml_token_t, si
 	skip(parser)
 
 	// Consume the content of the quoted scalar.
-	var s, leading_break, trailing_breaks, whitespaces []byte
+	var leading_break, trailing_breaks, whitespaces []byte
+	s := scratch(parser) // [sip]
 	for {
 		// Check that there are no document indicators at the beginning of the line.
 		if parser.unread < 4 && !yaml_parser_update_buffer(parser, 4) {
@@ -2725,6 +2751,7 @@ func yaml_parser_scan_flow_scalar(parser *yaml_parser_t, token *yaml_token_t, si
 	end_mark := parser.mark
 
 	// Create a token.
+	s = keep(parser, s) // [sip]
 	*token = yaml_token_t{
 		typ:        yaml_SCALAR_TOKEN,
 		start_mark: start_mark,
@@ -2741,7 +2768,8 @@ func yaml_parser_scan_flow_scalar(parser *yaml_parser_t, token *yaml_token_t, si
 // Scan a plain scalar.
 func yaml_parser_scan_plain_scalar(parser *yaml_parser_t, token *yaml_token_t) bool {
 
-	var s, leading_break, trailing_breaks, whitespaces []byte
+	var leading_break, trailing_breaks, whitespaces []byte
+	s := scratch(parser) // [sip]
 	var leading_blanks bool
 	var indent = parser.indent + 1
 
@@ -2870,6 +2898,7 @@ func yaml_parser_scan_plain_scalar(parser *yaml_parser_t, token *yaml_token_t) b
 	}
 
 	// Create a token.
+	s = keep(parser, s) // [sip]
 	*token = yaml_token_t{
 		typ:        yaml_SCALAR_TOKEN,
 		start_mark: start_mark,
