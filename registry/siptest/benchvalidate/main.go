@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command benchvalidate measures `sip validate` next to its floor and its
 // peer in one run, so that their ratios mean something on a shared,
 // noisy machine: the commands run in turn, round after round, and each
