@@ -79,18 +79,17 @@ bench-import:
 	done
 
 ## bench-validate: sip validate on SafeMolt's corpus x250 (7,000 files, 48 MB) in one run with its floor
-## (read + yaml.v3 decode, every CPU) and its peer (gray-matter + js-yaml from npm, parse only); peak RSS per command
+## (read + yaml.v3 decode, every CPU) and its peer (gray-matter + js-yaml from npm, parse only), in turn for ROUNDS
+## rounds: CPU, wall and peak RSS of each, and sip's ratios to the floor and to the peer measured in the same run
 PEER_DIR := .cache/peer
+ROUNDS ?= 5
 bench-validate:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/sip
 	$(GO) build -o bin/floor ./registry/siptest/floor
 	$(GO) run ./registry/siptest/gensips -corpus registry/testdata/safemolt -times 250 .cache/corpus250
 	@test -d $(PEER_DIR)/node_modules/gray-matter || (mkdir -p $(PEER_DIR) && cd $(PEER_DIR) && npm install --no-audit --no-fund --silent gray-matter@4.0.3)
 	cp registry/siptest/floor/graymatter.js $(PEER_DIR)/
-	hyperfine -w 1 -r 5 -N -i './$(BIN) validate .cache/corpus250' './bin/floor .cache/corpus250' 'node $(PEER_DIR)/graymatter.js .cache/corpus250'
-	@for c in './$(BIN) validate .cache/corpus250' './bin/floor .cache/corpus250' 'node $(PEER_DIR)/graymatter.js .cache/corpus250'; do \
-		/usr/bin/time -f "%M KB peak RSS, %U s user, %S s sys: $$c" $$c >/dev/null 2>/tmp/sip-bench-time || true; tail -1 /tmp/sip-bench-time; \
-	done
+	$(GO) run ./registry/siptest/benchvalidate -rounds $(ROUNDS) -sip './$(BIN) validate .cache/corpus250' -floor './bin/floor .cache/corpus250' -peer 'node $(PEER_DIR)/graymatter.js .cache/corpus250'
 
 ## perfcheck: instructions of sip validate against the floor on SafeMolt's corpus x10 (callgrind: load cannot move
 ## them), failing when their ratio exceeds registry/siptest/perfcheck/budget.txt; RUNS=5 shows the spread

@@ -522,7 +522,7 @@ func previewOf(base, head []*registry.Document) preview {
 		switch {
 		case !ok:
 			p.Added = append(p.Added, describe(d))
-		case old.SHA256 != d.SHA256:
+		case old.SHA256() != d.SHA256():
 			p.Changed = append(p.Changed, describe(d))
 		}
 		delete(before, d.SIP.ID)

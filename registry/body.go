@@ -72,11 +72,14 @@ func outlineOf(d *Document) *outline {
 	o := &outline{anchors: map[string]bool{}}
 	// Line starts, found once, so that placing each node is a binary
 	// search rather than a count from the top of the body.
-	starts := []int{0}
-	for i, c := range src {
-		if c == '\n' {
-			starts = append(starts, i+1)
+	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		starts = append(starts, i)
 	}
 	at := func(offset int) Span {
 		i, found := slices.BinarySearch(starts, offset)
@@ -203,6 +206,26 @@ func cellIndex(cell ast.Node) int {
 // githubSlug is the anchor GitHub gives a heading: lower case, spaces to
 // hyphens, punctuation other than hyphens and underscores dropped.
 func githubSlug(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x80:
+			return githubSlugUnicode(s)
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		case c == ' ':
+			b.WriteByte('-')
+		case c == '-' || c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// githubSlugUnicode is githubSlug for headings that are not all ASCII.
+func githubSlugUnicode(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		switch {

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -13,7 +15,7 @@ import (
 // and cited prompt or question ids that exist (body-refs). byPath holds
 // the repository's documents, for links to other SIPs.
 func bodyProblems(d *Document, byPath map[string]*Document, opts BodyOptions) []Problem {
-	if d.SIP == nil || len(strings.TrimSpace(d.Body())) == 0 {
+	if d.SIP == nil || d.content == nil || len(bytes.TrimSpace(d.content[d.bodyStart:])) == 0 {
 		return nil
 	}
 	o := d.outline()
@@ -41,14 +43,14 @@ func titleProblems(d *Document, o *outline) []Problem {
 		}
 	}
 	name := d.SIP.Name
-	want := fmt.Sprintf("# SIP-%d: %s", d.SIP.Number, name)
+	want := func() string { return fmt.Sprintf("# SIP-%d: %s", d.SIP.Number, name) }
 	switch {
 	case len(h1) == 0:
 		at := Span{Line: bodyLine(d), Column: 1}
 		if len(o.headings) > 0 {
 			at = o.headings[0].at
 		}
-		return []Problem{problemAt(d, at, SeverityWarning, "body-title", "Start the body with `"+want+"`.",
+		return []Problem{problemAt(d, at, SeverityWarning, "body-title", "Start the body with `"+want()+"`.",
 			"the body has no title heading (a level-1 heading with the SIP's name)")}
 	case len(h1) > 1:
 		var out []Problem
@@ -58,7 +60,7 @@ func titleProblems(d *Document, o *outline) []Problem {
 		}
 		return out
 	case name != "" && !strings.Contains(headingKey(h1[0].text), headingKey(name)):
-		return []Problem{problemAt(d, h1[0].at, SeverityWarning, "body-title", "Write the SIP's name in its title: `"+want+"`.",
+		return []Problem{problemAt(d, h1[0].at, SeverityWarning, "body-title", "Write the SIP's name in its title: `"+want()+"`.",
 			"the title %q does not name the SIP (%q)", h1[0].text, name)}
 	}
 	return nil
@@ -98,13 +100,27 @@ func hasSection(heading, want string) bool {
 }
 
 func bodyLine(d *Document) int {
-	n := 1
-	for _, c := range d.content[:d.bodyStart] {
-		if c == '\n' {
-			n++
-		}
+	return bytes.Count(d.content[:d.bodyStart], []byte("\n")) + 1
+}
+
+// sectionKeys are a required section's alternatives as written and as
+// headingKey reads them, worked out once per distinct requirement.
+type sectionKeys struct{ alts, keys []string }
+
+var sectionKeyCache sync.Map // string -> sectionKeys
+
+func sectionKeysOf(want string) sectionKeys {
+	if k, ok := sectionKeyCache.Load(want); ok {
+		return k.(sectionKeys)
 	}
-	return n
+	var k sectionKeys
+	for _, a := range strings.Split(want, "|") {
+		a = strings.TrimSpace(a)
+		k.alts = append(k.alts, a)
+		k.keys = append(k.keys, headingKey(a))
+	}
+	sectionKeyCache.Store(want, k)
+	return k
 }
 
 func sectionProblems(d *Document, o *outline, opts BodyOptions) []Problem {
@@ -114,23 +130,22 @@ func sectionProblems(d *Document, o *outline, opts BodyOptions) []Problem {
 			have = append(have, headingKey(h.text))
 		}
 	}
-	at := Span{Line: bodyLine(d), Column: 1}
-	for _, h := range o.headings {
-		if h.level == 1 {
-			at = h.at
-			break
-		}
-	}
 	var out []Problem
 	for _, want := range opts.sectionsFor(d.SIP.Type) {
-		alts := strings.Split(want, "|")
+		k := sectionKeysOf(want)
+		alts := k.alts
 		found := false
-		for i, a := range alts {
-			alts[i] = strings.TrimSpace(a)
-			key := headingKey(alts[i])
+		for _, key := range k.keys {
 			found = found || slices.ContainsFunc(have, func(h string) bool { return hasSection(h, key) })
 		}
 		if !found {
+			at := Span{Line: bodyLine(d), Column: 1}
+			for _, h := range o.headings {
+				if h.level == 1 {
+					at = h.at
+					break
+				}
+			}
 			out = append(out, problemAt(d, at, SeverityWarning, "body-sections",
 				fmt.Sprintf("Add a section `## %s` (%s SIP has %s).", alts[0], withArticle(string(d.SIP.Type)), quoteList(opts.sectionsFor(d.SIP.Type))),
 				"the body has no section %s", strings.Join(quoteEach(alts), " or ")))

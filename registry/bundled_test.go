@@ -35,7 +35,7 @@ func TestBundledSIPsRaiseTheirVersionWhenTheyChange(t *testing.T) {
 	}
 	var out strings.Builder
 	for _, d := range registry.ParseFiles(files) {
-		version, hash := d.SIP.Version, d.SHA256
+		version, hash := d.SIP.Version, d.SHA256()
 		fmt.Fprintf(&out, "%s %s %s\n", d.Path, version, hash)
 		was, ok := recorded[d.Path]
 		switch {

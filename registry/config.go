@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/sipregistry/sip/registry/internal/yaml"
 	"github.com/sipregistry/sip/registry/seal"
 )
 

@@ -163,7 +163,7 @@ func previewDraft(ctx DraftContext, doc, before *Document, next int) DraftPrevie
 	switch {
 	case before == nil:
 		pv.Change = "new"
-	case before.SHA256 == doc.SHA256:
+	case before.SHA256() == doc.SHA256():
 		pv.Change = "unchanged"
 	default:
 		pv.Change = "edit"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // DraftFields are a new SIP's parts as a form collects them: the

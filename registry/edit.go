@@ -40,7 +40,7 @@ func editProblems(base *Snapshot, head []*Document) []Problem {
 			continue
 		}
 		out = append(out, compareEdit(base.Name, b.SIP, h)...)
-		if b.SHA256 != h.SHA256 {
+		if b.SHA256() != h.SHA256() {
 			out = append(out, changedProblems(base.Name, b, h)...)
 		}
 	}

@@ -3,7 +3,7 @@ package registry
 import (
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // HandlerSpec describes an evaluation handler registered in the product:

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // Limits that keep the engine fast and safe on hostile input. They are
@@ -395,11 +395,22 @@ func (o *object) unknown(known []string, sev Severity) {
 // deprecatedConfigKeys are config keys spelled in camelCase by the first
 // certification SIPs, and their snake_case names: every key of a SIP is
 // snake_case now. The old spellings still work, with a warning.
-var deprecatedConfigKeys = map[string]string{
-	"passingScore":         "passing_score",
-	"nonceValidityMinutes": "nonce_validity_minutes",
-	"promptId":             "prompt_id",
-	"maxScore":             "max_score",
+var deprecatedConfigKeys = map[string]deprecatedKey{}
+
+// deprecatedKey is a deprecated key's new name and the warning's text,
+// written once: SafeMolt's corpus has eight such keys per file.
+type deprecatedKey struct{ name, hint, message string }
+
+func init() {
+	for old, name := range map[string]string{
+		"passingScore":         "passing_score",
+		"nonceValidityMinutes": "nonce_validity_minutes",
+		"promptId":             "prompt_id",
+		"maxScore":             "max_score",
+	} {
+		deprecatedConfigKeys[old] = deprecatedKey{name: name, hint: "Rename it to " + name + ".",
+			message: fmt.Sprintf("%q is the old spelling of %q; it still works, but will stop working in a future version", old, name)}
+	}
 }
 
 // renameDeprecated reads each deprecated key as its new name, warning
@@ -407,17 +418,17 @@ var deprecatedConfigKeys = map[string]string{
 // which one counts would be a guess.
 func (o *object) renameDeprecated() {
 	for i, k := range o.keys {
-		name, ok := deprecatedConfigKeys[k.Value]
+		dk, ok := deprecatedConfigKeys[k.Value]
 		if !ok {
 			continue
 		}
+		name := dk.name
 		if o.find(name) >= 0 {
 			o.d.ps.errorf("config-invalid", o.d.span(k), "Keep only "+name+".",
 				"%s sets both %q and its old spelling %q", describe(o.path), name, k.Value)
 			continue
 		}
-		o.d.ps.add(SeverityWarning, "config-deprecated", o.d.span(k), "Rename it to "+name+".",
-			"%q is the old spelling of %q; it still works, but will stop working in a future version", k.Value, name)
+		o.d.ps.addText(SeverityWarning, "config-deprecated", o.d.span(k), dk.hint, dk.message)
 		renamed := *k
 		renamed.Value = name
 		o.keys[i] = &renamed

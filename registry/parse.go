@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // Document is one parsed SIP file: the definition it declares (nil when
@@ -17,18 +18,31 @@ import (
 type Document struct {
 	Path     string
 	SIP      *SIP
-	SHA256   string // hex digest of the file's bytes as stored
 	Problems []Problem
 
-	raw       []byte          // the file's bytes as stored
-	content   []byte          // the file with line endings normalised
-	bodyStart int             // offset of the Markdown body in content
-	unchanged bool            // stands in for a file the registry already holds
-	spans     map[string]Span // where each field's value is, by field path
-	fmLine    int             // line of the opening ---
-	prereqAt  []Span          // where each prerequisites item is
-	credAt    []Span          // where each credential prerequisite is
-	body      *outline        // the body's headings, links and code, once read
+	raw       []byte                 // the file's bytes as stored
+	sha256    atomic.Pointer[string] // hex digest of raw, once computed
+	content   []byte                 // the file with line endings normalised
+	bodyStart int                    // offset of the Markdown body in content
+	unchanged bool                   // stands in for a file the registry already holds
+	spans     map[string]Span        // where each field's value is, by field path
+	fmLine    int                    // line of the opening ---
+	prereqAt  []Span                 // where each prerequisites item is
+	credAt    []Span                 // where each credential prerequisite is
+	body      *outline               // the body's headings, links and code, once read
+}
+
+// SHA256 returns the hex digest of the file's bytes as stored. It is
+// computed when first asked for: validating files on their own never
+// needs it, syncs and the edit rules do.
+func (d *Document) SHA256() string {
+	if s := d.sha256.Load(); s != nil {
+		return *s
+	}
+	sum := sha256.Sum256(d.raw)
+	s := hex.EncodeToString(sum[:])
+	d.sha256.Store(&s)
+	return s
 }
 
 // Span returns where the value of a top-level field is, or the opening
@@ -115,8 +129,7 @@ var bom = []byte("\xef\xbb\xbf")
 // Parse reads one SIP file. It never fails: whatever is wrong with the file
 // is in the returned document's Problems.
 func Parse(path string, content []byte) *Document {
-	sum := sha256.Sum256(content)
-	doc := &Document{Path: path, SHA256: hex.EncodeToString(sum[:]), spans: map[string]Span{}, raw: content}
+	doc := &Document{Path: path, spans: make(map[string]Span, 16), raw: content} // the top-level fields, about 16
 	ps := &problems{path: path}
 	defer func() { doc.Problems = ps.list }()
 

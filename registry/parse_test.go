@@ -165,12 +165,12 @@ func TestParseNormalises(t *testing.T) {
 	if s.Description != "Fetch, sort, hash and submit." {
 		t.Errorf("Description = %q", s.Description)
 	}
-	if len(doc.SHA256) != 64 {
-		t.Errorf("SHA256 = %q", doc.SHA256)
+	if len(doc.SHA256()) != 64 {
+		t.Errorf("SHA256 = %q", doc.SHA256())
 	}
 	// The digest is of the bytes as stored, so CRLF is a change.
 	crlf := registry.Parse("SIP-2.md", bytes.ReplaceAll([]byte(validSIP), []byte("\n"), []byte("\r\n")))
-	if crlf.SHA256 == doc.SHA256 {
+	if crlf.SHA256() == doc.SHA256() {
 		t.Error("CRLF file has the same digest as the LF file")
 	}
 }

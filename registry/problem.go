@@ -83,6 +83,11 @@ type problems struct {
 }
 
 func (ps *problems) add(sev Severity, rule string, at Span, hint, format string, args ...any) {
+	ps.addText(sev, rule, at, hint, fmt.Sprintf(format, args...))
+}
+
+// addText adds a problem whose message is written already.
+func (ps *problems) addText(sev Severity, rule string, at Span, hint, message string) {
 	if at.EndLine < at.Line {
 		at.EndLine = at.Line
 	}
@@ -93,7 +98,7 @@ func (ps *problems) add(sev Severity, rule string, at Span, hint, format string,
 		EndLine:  at.EndLine,
 		Severity: sev,
 		Rule:     rule,
-		Message:  fmt.Sprintf(format, args...),
+		Message:  message,
 		Hint:     hint,
 	})
 }

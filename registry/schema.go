@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sipregistry/sip/registry/internal/yaml"
 )
 
 // topFields are the frontmatter fields SIP-1 defines, plus the

@@ -247,7 +247,7 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 		entry := entryOf(d)
 		change := &Change{Entry: entry, Content: d.raw, NewVersion: true}
 		if old := byID[s.ID]; old != nil {
-			change.NewVersion = old.ContentSHA256 != d.SHA256
+			change.NewVersion = old.ContentSHA256 != d.SHA256()
 			plan.Changed = append(plan.Changed, change)
 		} else {
 			plan.Added = append(plan.Added, change)
@@ -268,7 +268,9 @@ func PlanSync(ctx context.Context, store Store, src Source, now time.Time) (*Pla
 // fields the repository rules read.
 func documentOf(h *Head) *Document {
 	s := &SIP{Number: h.Number, ID: h.ID, Type: h.Type, Status: h.Status, Prerequisites: h.Prerequisites}
-	return &Document{Path: h.Path, SIP: s, SHA256: h.ContentSHA256, spans: map[string]Span{}, unchanged: true}
+	d := &Document{Path: h.Path, SIP: s, spans: map[string]Span{}, unchanged: true}
+	d.sha256.Store(&h.ContentSHA256)
+	return d
 }
 
 // entryOf is the entry a parsed document becomes.
@@ -278,7 +280,7 @@ func entryOf(d *Document) *Entry {
 		Path:          d.Path,
 		Body:          d.Body(),
 		RawConfig:     d.RawConfig(),
-		ContentSHA256: d.SHA256,
+		ContentSHA256: d.SHA256(),
 	}
 }
 

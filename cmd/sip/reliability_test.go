@@ -94,8 +94,8 @@ func checkAtOneCommit(t *testing.T, db string, a, b string, filesA, filesB []reg
 	}
 	for i, d := range registry.ParseFiles(want) {
 		e := entries[i]
-		if e.ID != d.SIP.ID || e.ContentSHA256 != d.SHA256 || e.Current.ContentSHA256 != d.SHA256 || e.Current.CommitSHA == "" {
-			t.Fatalf("at %s: %s holds %s (version row %s), want %s", state.CommitSHA[:7], e.ID, e.ContentSHA256[:7], e.Current.ContentSHA256, d.SHA256[:7])
+		if e.ID != d.SIP.ID || e.ContentSHA256 != d.SHA256() || e.Current.ContentSHA256 != d.SHA256() || e.Current.CommitSHA == "" {
+			t.Fatalf("at %s: %s holds %s (version row %s), want %s", state.CommitSHA[:7], e.ID, e.ContentSHA256[:7], e.Current.ContentSHA256, d.SHA256()[:7])
 		}
 	}
 	return state.CommitSHA

@@ -119,10 +119,10 @@ func testFirstSync(t *testing.T, s registry.Store) {
 	if diff := cmp.Diff(*want.SIP, e.SIP); diff != "" {
 		t.Errorf("stored SIP differs (-want +got):\n%s", diff)
 	}
-	if e.Path != "evaluations/SIP-3.md" || e.Body != want.Body() || e.ContentSHA256 != want.SHA256 || e.Removed {
+	if e.Path != "evaluations/SIP-3.md" || e.Body != want.Body() || e.ContentSHA256 != want.SHA256() || e.Removed {
 		t.Errorf("entry %+v", e)
 	}
-	if e.Current.Version != "1.0.0" || e.Current.CommitSHA != "c1" || !e.Current.SyncedAt.Equal(t0) || e.Current.ContentSHA256 != want.SHA256 {
+	if e.Current.Version != "1.0.0" || e.Current.CommitSHA != "c1" || !e.Current.SyncedAt.Equal(t0) || e.Current.ContentSHA256 != want.SHA256() {
 		t.Errorf("current version %+v", e.Current)
 	}
 	if byNum, err := s.EntryByNumber(ctx, 3); err != nil || byNum.ID != "gamma" {
@@ -311,7 +311,7 @@ func planFor(t *testing.T, s registry.Store, files ...registry.File) *registry.P
 			t.Fatalf("%s: %v", d.Path, d.Problems)
 		}
 		p.Added = append(p.Added, &registry.Change{Entry: &registry.Entry{SIP: *d.SIP, Path: d.Path, Body: d.Body(),
-			ContentSHA256: d.SHA256}, Content: []byte("x"), NewVersion: true})
+			ContentSHA256: d.SHA256()}, Content: []byte("x"), NewVersion: true})
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -137,10 +138,13 @@ func (t *textWriter) sourceLine(p registry.Problem, sources map[string][]byte) (
 	starts, ok := t.lines[p.Path]
 	if !ok {
 		starts = []int{0}
-		for i, c := range src {
-			if c == '\n' {
-				starts = append(starts, i+1)
+		for i := 0; ; {
+			j := bytes.IndexByte(src[i:], '\n')
+			if j < 0 {
+				break
 			}
+			i += j + 1
+			starts = append(starts, i)
 		}
 		t.lines[p.Path] = starts
 	}

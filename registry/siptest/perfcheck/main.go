@@ -29,13 +29,16 @@ var collected = regexp.MustCompile(`Collected : (\d+)`)
 
 // instructions runs name with args under callgrind and returns the
 // instructions it executed. Asynchronous preemption is off: callgrind
-// cannot follow Go's preemption signals. One CPU (GOMAXPROCS=1) makes the
-// count repeatable: with two, how goroutines and the collector's workers
-// interleave moved it by 3-4% between runs, too close to the 10% a guard
-// must catch.
+// cannot follow Go's preemption signals. One CPU (GOMAXPROCS=1) and a
+// collector that stops the world (gcstoptheworld=1) make the count
+// repeatable: with two CPUs, how goroutines and the collector's workers
+// interleave moved it by 3-4% between runs, and a concurrent collector on
+// one CPU, whose work is paced by the clock, still by up to 4% on a
+// loaded machine, too close to the 10% a guard must catch. Stopped, the
+// collector does the same work at the same points of every run.
 func instructions(name string, args ...string) (int64, error) {
 	cmd := exec.Command("valgrind", append([]string{"--tool=callgrind", "--callgrind-out-file=/dev/null", name}, args...)...)
-	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOMAXPROCS=1", "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1,gcstoptheworld=1", "GOMAXPROCS=1", "NO_COLOR=1")
 	out, _ := cmd.CombinedOutput() // sip validate exits 65 on the corpus's errors
 	m := collected.FindSubmatch(out)
 	if m == nil {
