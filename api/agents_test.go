@@ -270,6 +270,10 @@ func TestAgentClaim(t *testing.T) {
 		noCode := "https://x.com/alice/status/1002"
 		c.oembed.posts[good] = "alice|I own this agent: " + strings.ToLower(r.Agent.VerificationCode) + " #sip"
 		c.oembed.posts[noCode] = "alice|Just a tweet"
+		// X names the author; a name that is no handle (a development
+		// owner's shape among them) is never recorded as an owner.
+		devAuthor := "https://x.com/alice/status/1003"
+		c.oembed.posts[devAuthor] = "dev:alice|I own this agent: " + r.Agent.VerificationCode
 
 		for _, tt := range []struct {
 			name, token, tweet string
@@ -277,6 +281,7 @@ func TestAgentClaim(t *testing.T) {
 			code               string
 		}{
 			{"tweet without the code", token, noCode, 403, "forbidden"},
+			{"an author X names dev:alice", token, devAuthor, 503, "unavailable"},
 			{"deleted tweet", token, "https://x.com/alice/status/9999", 403, "forbidden"},
 			{"not a tweet URL", token, "https://evil.example/alice/status/1", 400, "validation_failed"},
 			{"http tweet URL", token, "http://x.com/alice/status/1001", 400, "validation_failed"},

@@ -39,7 +39,9 @@ func TestExpiredAttemptsCount(t *testing.T) {
 }
 
 // TestAttemptsCountPerOwner: a claimed agent's attempts count with its
-// owner's other agents, so a fresh agent does not reset the limit.
+// owner's other agents, so a fresh agent does not reset the limit; nor
+// does the handle spelled in other capitals (X handles ignore case, and
+// X lets a person change how theirs is capitalised).
 func TestAttemptsCountPerOwner(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
@@ -59,6 +61,11 @@ func TestAttemptsCountPerOwner(t *testing.T) {
 		sibling := w.claimed(t, "owned-second", "sameowner")
 		if code := sibling.call("POST", ev+"/register", "", &e); code != 409 || e.ErrorDetail.Code != "attempts_exhausted" {
 			t.Errorf("the owner's second agent: %d %s, want 409 attempts_exhausted", code, e.ErrorDetail.Code)
+		}
+		var re errorResponse
+		recased := w.claimed(t, "owned-third", "SameOwner")
+		if code := recased.call("POST", ev+"/register", "", &re); code != 409 || re.ErrorDetail.Code != "attempts_exhausted" {
+			t.Errorf("the owner's agent claimed with the handle capitalised: %d %s, want 409 attempts_exhausted", code, re.ErrorDetail.Code)
 		}
 		if code := w.claimed(t, "owned-other", "otherowner").call("POST", ev+"/register", "", nil); code != 201 {
 			t.Errorf("another owner's agent: %d, want 201", code)

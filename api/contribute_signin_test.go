@@ -536,3 +536,98 @@ func TestContributeProposeRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestContributeAttacksOnSessionsAndDrafts: a session value planted in a
+// browser before sign-in is never the session after it, nor a session at
+// all; a signed-out session's value replayed signs nobody in; another
+// person's draft id, guessed, neither overwrites nor deletes the draft;
+// saves racing past the per-person limit keep at most the limit.
+func TestContributeAttacksOnSessionsAndDrafts(t *testing.T) {
+	t.Parallel()
+	e := newSignInEnv(t)
+	u, _ := url.Parse(e.base + "/contribute")
+	plant := func(b *browser, value string) {
+		b.c.Jar.SetCookies(u, []*http.Cookie{{Name: "sip_session", Value: value, Path: "/contribute"}})
+	}
+	signedOut := func(name string, b *browser) {
+		t.Helper()
+		if resp, _ := b.get("/contribute/drafts"); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("%s: /contribute/drafts answered %d, want 303 to /contribute (signed out)", name, resp.StatusCode)
+		}
+	}
+
+	t.Run("fixation", func(t *testing.T) {
+		const planted = "planted-by-mallory-0123456789abcdefghijklmno"
+		ada := newBrowser(t, e.base)
+		plant(ada, planted)
+		e.signIn(ada, "ada")
+		if got := ada.cookie("sip_session"); got == planted || got == "" {
+			t.Errorf("the session after sign-in is %q, want a new value", got)
+		}
+		mallory := newBrowser(t, e.base)
+		plant(mallory, planted)
+		signedOut("the planted value", mallory)
+	})
+
+	t.Run("replay after sign-out", func(t *testing.T) {
+		ada := newBrowser(t, e.base)
+		e.signIn(ada, "ada")
+		old := ada.cookie("sip_session")
+		_, page := ada.get("/contribute")
+		if resp, _ := ada.post("/contribute/signout", editorForm(t, page)); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign out: %d", resp.StatusCode)
+		}
+		thief := newBrowser(t, e.base)
+		plant(thief, old)
+		signedOut("the signed-out session's value", thief)
+	})
+
+	t.Run("another person's draft", func(t *testing.T) {
+		ada, bob := newBrowser(t, e.base), newBrowser(t, e.base)
+		e.signIn(ada, "ada")
+		e.signIn(bob, "bob")
+		_, page := ada.get("/contribute/new?type=simple_pass_fail")
+		form := newSIPForm(editorForm(t, page), "Ada's own")
+		form.Set("action", "save")
+		_, page = ada.post("/contribute", form)
+		m := regexp.MustCompile(`name="draft" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no draft id after saving:\n%.2000s", page)
+		}
+		steal := newSIPForm(url.Values{}, "Bob's overwrite")
+		steal.Set("action", "save")
+		steal.Set("draft", m[1])
+		if _, page := bob.post("/contribute", withCSRF(t, bob, steal)); !strings.Contains(page, "That draft is gone") {
+			t.Errorf("bob saves over ada's draft id: want it refused as gone\n%.2000s", page)
+		}
+		bob.post("/contribute/drafts/"+m[1]+"/delete", withCSRF(t, bob, url.Values{}))
+		if _, page := ada.get("/contribute/drafts/" + m[1]); !strings.Contains(page, `value="Ada&#39;s own"`) {
+			t.Errorf("ada's draft after bob's save and delete under its id:\n%.2000s", page)
+		}
+		if _, list := bob.get("/contribute/drafts"); strings.Contains(list, "Bob&#39;s overwrite") {
+			t.Error("bob's save under ada's id became a draft of his")
+		}
+	})
+
+	t.Run("racing the limit", func(t *testing.T) {
+		cy := newBrowser(t, e.base)
+		e.signIn(cy, "cy")
+		_, page := cy.get("/contribute/new?type=simple_pass_fail")
+		form := newSIPForm(editorForm(t, page), "Racing")
+		form.Set("action", "save")
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				resp, err := cy.c.PostForm(e.base+"/contribute", form)
+				if err == nil {
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		_, list := cy.get("/contribute/drafts")
+		if n := len(regexp.MustCompile(`/contribute/drafts/[0-9a-f]+"`).FindAllString(list, -1)); n != 2 {
+			t.Errorf("%d drafts after 8 racing saves, want the limit, 2", n)
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -305,11 +306,13 @@ func TestFixedPositionsPassNoMoreThanChance(t *testing.T) {
 // list, job and statistics, and the result, agent, evaluation and
 // statistics pages;
 // to anyone, to another agent, and of a failed attempt to the agent
-// itself. Only the agent reads the score of its own pass.
+// itself; the pass's credential, to anyone and another agent. Only the
+// agent reads the score of its own pass.
 func TestAnonymousReadsOfAPassFailResult(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
-		w := newWorld(t, s)
+		const base = "https://registry.test"
+		w := newWorldWith(t, s, func(c *api.Config) { c.Issuer, c.BaseURL = testIssuer(t, base), base })
 		const ev = "/api/v1/evaluations/turned"
 		w.resync(t, "c-score", versioned(53, "turned", "complex_benchmark", "benchmark_handler", "1.0.0", benchmarkConfig("A")+"  reveal: score\n"))
 		take := func(name, answer string) (*testAgent, pinnedResult) {
@@ -368,6 +371,13 @@ func TestAnonymousReadsOfAPassFailResult(t *testing.T) {
 						}
 					}
 				})
+			}
+		}
+		// The pass's credential, which anyone it is shown to reads.
+		for who, read := range readers {
+			body := read("/api/v1/results/" + passed.Result.ID + "/credential")
+			if !strings.Contains(body, "credentialSubject") || strings.Contains(body, "ScaledScore") || strings.Contains(body, `"value"`) {
+				t.Errorf("%s reads a score in the credential of a pass: %s", who, body)
 			}
 		}
 		for _, p := range paths(failer, failed.Result.ID)[:3] {

@@ -31,6 +31,15 @@ func TestStatisticsRespectPrivacyAndStayCurrent(t *testing.T) {
 		if strings.Contains(body, "quiet") {
 			t.Error("a private agent is named on a leaderboard")
 		}
+		quiet, err := full.AgentByName(ctx, "quiet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"/api/v1/evaluations/poaw/stats", "/api/v1/evaluations/poaw/stats?asserted=include"} {
+			if _, api := getPage(t, base+p); !strings.Contains(api, `"name":"ada"`) || strings.Contains(api, "quiet") || strings.Contains(api, quiet.ID) {
+				t.Errorf("%s: want ada on the leaderboards and the private agent neither named nor by id: %s", p, api)
+			}
+		}
 
 		ada, err := full.AgentByName(ctx, "ada")
 		if err != nil {
@@ -41,6 +50,9 @@ func TestStatisticsRespectPrivacyAndStayCurrent(t *testing.T) {
 		}
 		if _, body = getPage(t, base+"/evaluations/SIP-2/stats"); strings.Contains(body, `href="/agents/ada"`) {
 			t.Error("an agent that hid its results is still on the leaderboard")
+		}
+		if _, api := getPage(t, base+"/api/v1/evaluations/poaw/stats"); strings.Contains(api, `"name":"ada"`) || strings.Contains(api, ada.ID) {
+			t.Errorf("the statistics API still names an agent that hid its results: %s", api)
 		}
 
 		poaw, _ := full.Entry(ctx, "poaw")

@@ -175,3 +175,79 @@ func TestImportedAgentVetsOnTheServer(t *testing.T) {
 		t.Errorf("the result page: %d, want bob's graded pass", resp.StatusCode)
 	}
 }
+
+// TestImportedTranscriptsAreTheAgentsAlone: the certification transcript
+// and SafeMolt's record of an imported result are read by the agent that
+// answered, with its old SafeMolt key, and by nobody else: anyone, or
+// another imported agent.
+func TestImportedTranscriptsAreTheAgentsAlone(t *testing.T) {
+	t.Parallel()
+	from := safemoltSource(t)
+	db := filepath.Join(t.TempDir(), "registry.db")
+	for _, args := range [][]string{{"sync", "--db", db, "--dir", bundled}, {"import", "safemolt", "--from", from, "--db", db}} {
+		if code, out, errOut := runSip(t, args...); code != exitOK {
+			t.Fatalf("%v: %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	m := MustRunMain(t, &Main{DatabaseURL: db})
+	call := func(path, key string, out any) int {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), "GET", m.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+		}
+		return resp.StatusCode
+	}
+	const ada, bob = "safemolt_adakey0123456789abcdefghij", "safemolt_bobkey0123456789abcdefghij"
+	var me struct {
+		Agent struct{ ID string } `json:"agent"`
+	}
+	if code := call("/api/v1/agents/me", ada, &me); code != 200 {
+		t.Fatalf("GET /agents/me with ada's SafeMolt key: %d", code)
+	}
+	const ev = "/api/v1/evaluations/honest-uncertainty-certification"
+	var list struct {
+		Results []struct {
+			ID string `json:"id"`
+		} `json:"results"`
+	}
+	if code := call(ev+"/results?agent_id="+me.Agent.ID, ada, &list); code != 200 || len(list.Results) == 0 {
+		t.Fatalf("ada's imported certification results: %d %+v", code, list)
+	}
+	id := list.Results[0].ID
+	var own struct {
+		Transcript json.RawMessage `json:"transcript"`
+	}
+	if code := call(ev+"/results/"+id+"/transcript", ada, &own); code != 200 || !strings.Contains(string(own.Transcript), "Nobody can know") {
+		t.Errorf("ada reads her imported transcript: %d %s", code, own.Transcript)
+	}
+	for who, key := range map[string]string{"anyone": "", "another imported agent": bob} {
+		if code := call(ev+"/results/"+id+"/transcript", key, nil); code != http.StatusForbidden {
+			t.Errorf("%s reads ada's imported transcript: %d, want 403", who, code)
+		}
+		var r struct {
+			Details map[string]any `json:"details"`
+		}
+		if code := call("/api/v1/results/"+id, key, &r); code != 200 || r.Details["source"] != "safemolt" {
+			t.Errorf("%s reads ada's imported result: %d %v, want 200 with its source", who, code, r.Details)
+		}
+		for _, k := range []string{"result_data", "proctor_feedback", "judge_model"} {
+			if _, ok := r.Details[k]; ok {
+				t.Errorf("%s reads details[%s] of ada's imported result", who, k)
+			}
+		}
+	}
+}

@@ -288,6 +288,12 @@ func TestDevClaimsOnlyForDevelopment(t *testing.T) {
 		{"every address", &Main{DevClaims: true, Addr: "0.0.0.0:8080", BaseURL: "https://sip.example.org"}, false},
 		{"a public base URL", &Main{DevClaims: true, Addr: "127.0.0.1:0", BaseURL: "https://sip.example.org"}, false},
 		{"the GitHub App", &Main{DevClaims: true, Addr: "127.0.0.1:0", GitHub: &bot.Config{}}, false},
+		{"IPv6 loopback", &Main{DevClaims: true, Addr: "[::1]:0"}, true},
+		{"every address, port only", &Main{DevClaims: true, Addr: ":8080"}, false},
+		{"a name that starts localhost", &Main{DevClaims: true, Addr: "localhost.example.org:8080"}, false},
+		{"a base URL whose user is localhost", &Main{DevClaims: true, Addr: "127.0.0.1:0", BaseURL: "http://localhost@sip.example.org"}, false},
+		{"a base URL naming a loopback address in DNS", &Main{DevClaims: true, Addr: "127.0.0.1:0", BaseURL: "http://127.0.0.1.nip.io:8080"}, false},
+		{"a base URL without a scheme", &Main{DevClaims: true, Addr: "127.0.0.1:0", BaseURL: "sip.example.org"}, false},
 		{"off", &Main{Addr: "0.0.0.0:8080", BaseURL: "https://sip.example.org"}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

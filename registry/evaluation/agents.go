@@ -132,7 +132,14 @@ func (s *Service) ClaimAgent(ctx context.Context, token, postURL string) (*regis
 // taken for, or compared equal to, a real one.
 const DevelopmentOwnerPrefix = "dev:"
 
-var devOwnerRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
+// xHandleRE is the shape of an X handle.
+var xHandleRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
+
+// OwnerOnX reports whether an agent's owner is an X handle: one who
+// claimed it through a post on X (or on SafeMolt, which claimed through X
+// as well). A development owner (dev:…) and an imported owner without a
+// handle (safemolt-user-…) are owners, compared as such, but not on X.
+func OwnerOnX(owner string) bool { return xHandleRE.MatchString(owner) }
 
 // DevelopmentClaim claims the agent with the claim token for owner
 // without a post on X, recording the owner as "dev:" + owner, on a
@@ -146,7 +153,7 @@ func (s *Service) DevelopmentClaim(ctx context.Context, token, owner string) (*r
 	if token == "" || len(token) > 200 {
 		return nil, invalid("claim_token", "claim_token is required", "Use the token at the end of the claim URL.")
 	}
-	if !devOwnerRE.MatchString(owner) {
+	if !xHandleRE.MatchString(owner) {
 		return nil, invalid("dev_owner", "dev_owner must be 1 to 15 letters, digits or underscores, as an X handle", "For example alice.")
 	}
 	a, err := s.ClaimToken(ctx, token)

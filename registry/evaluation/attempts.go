@@ -30,8 +30,9 @@ type AttemptLimit struct {
 	// RetryAfter, when > 0, is how long after the newest counted attempt,
 	// if it did not pass, a new one may open.
 	RetryAfter time.Duration
-	// Owner, when set, counts the attempts of every agent it owns;
-	// otherwise the registering agent's own.
+	// Owner, when set, counts the attempts of every agent it owns,
+	// compared ignoring case as X compares handles (a person may change
+	// how theirs is capitalised); otherwise the registering agent's own.
 	Owner string
 	// Uncounted are the outcomes of attempts that do not count.
 	Uncounted []Outcome

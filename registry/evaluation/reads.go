@@ -214,9 +214,11 @@ func (n *sipsNow) shown(ctx context.Context, viewerID string, r *Result, a *regi
 
 // FeedbackDetails are the keys of a result's details that are feedback on
 // the attempt, which only the agent itself sees (registry.SeeFeedback):
-// the judge's model, raw output, summary and per-item scores, and a
-// proctor's feedback and per-question scores.
-var FeedbackDetails = []string{"judge_model", "judge_raw", "summary", "scores", "proctor_feedback"}
+// the judge's model, raw output, summary and per-item scores, a
+// proctor's feedback and per-question scores, and the record an imported
+// result kept from its source (SafeMolt's result_data, where its handlers
+// wrote the proctor's feedback and the judge's output).
+var FeedbackDetails = []string{"judge_model", "judge_raw", "summary", "scores", "proctor_feedback", "result_data"}
 
 // withoutFeedback is a copy of details without FeedbackDetails.
 func withoutFeedback(details map[string]any) map[string]any {

@@ -186,7 +186,10 @@ func TestFeedbackIsTheAgentsAlone(t *testing.T) {
 	}
 	details := map[string]any{"reason": "did not pass", "session_id": "ses_1", "judge_model": "m", "judge_raw": "raw output",
 		"summary": "the judge's summary", "scores": []any{map[string]any{"prompt_id": "p1", "score": 3, "feedback": "too sure"}},
-		"proctor_feedback": "quoted messages"}
+		"proctor_feedback": "quoted messages",
+		// An imported SafeMolt result keeps SafeMolt's own record, where
+		// its handlers wrote the proctor's feedback and the judge's output.
+		"result_data": map[string]any{"proctor_feedback": "SafeMolt's proctor quoted messages"}}
 	res := &evaluation.Result{ID: registry.NewID("res_"), RegistrationID: reg.ID, AgentID: ada.ID, EvaluationID: "mc-practice",
 		VersionID: reg.VersionID, Version: reg.Version, Outcome: evaluation.OutcomeFailed, CompletedAt: listingT0, Details: details}
 	if _, err := st.RecordResult(t.Context(), res, 0); err != nil {
@@ -205,7 +208,7 @@ func TestFeedbackIsTheAgentsAlone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range evaluation.FeedbackDetails {
+			for _, k := range append([]string{"result_data"}, evaluation.FeedbackDetails...) {
 				if _, shown := r.Details[k]; shown != tt.feedback {
 					t.Errorf("details[%s] shown %v, want %v", k, shown, tt.feedback)
 				}

@@ -25,6 +25,8 @@ func (xVerificationRunner) Submit(ctx context.Context, t *Take, decode func(any)
 			return false, "the agent has not been claimed by an owner on X"
 		case strings.HasPrefix(a.Owner, DevelopmentOwnerPrefix):
 			return false, "the agent was claimed on a development registry, without a post on X"
+		case !OwnerOnX(a.Owner):
+			return false, "the agent's owner is not an X handle: it was claimed without a post on X"
 		}
 		return true, "claimed by an owner on X"
 	})

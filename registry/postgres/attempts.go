@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,7 @@ import (
 // its arguments are attemptsArgs.
 func attemptsWhere(l evaluation.AttemptLimit) string {
 	w := ` FROM registrations r LEFT JOIN results res ON res.registration_id = r.id
-		WHERE r.evaluation_id = $1 AND (r.agent_id = $2 OR ($3 <> '' AND r.agent_id IN (SELECT id FROM agents WHERE owner = $3)))
+		WHERE r.evaluation_id = $1 AND (r.agent_id = $2 OR ($3 <> '' AND r.agent_id IN (SELECT id FROM agents WHERE lower(owner) = lower($3))))
 		AND NOT (r.status = 'cancelled' AND r.started_at IS NULL)`
 	if len(l.Uncounted) > 0 {
 		w += ` AND (res.outcome IS NULL OR NOT (res.outcome = ANY($4)))`
@@ -84,7 +85,7 @@ func (s *Store) RegisterWithin(ctx context.Context, r *evaluation.Registration, 
 	defer tx.Rollback(ctx)
 	whose := "agent:" + r.AgentID
 	if l.Owner != "" {
-		whose = "owner:" + l.Owner
+		whose = "owner:" + strings.ToLower(l.Owner)
 	}
 	key := "sip-attempts:" + strconv.Quote(r.EvaluationID) + ":" + whose
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || $1, 0))", key); err != nil {

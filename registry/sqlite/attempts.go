@@ -13,7 +13,7 @@ import (
 // its arguments are attemptsArgs.
 func attemptsWhere(l evaluation.AttemptLimit) string {
 	w := ` FROM registrations r LEFT JOIN results res ON res.registration_id = r.id
-		WHERE r.evaluation_id = ? AND (r.agent_id = ? OR (? <> '' AND r.agent_id IN (SELECT id FROM agents WHERE owner = ?)))
+		WHERE r.evaluation_id = ? AND (r.agent_id = ? OR (? <> '' AND r.agent_id IN (SELECT id FROM agents WHERE lower(owner) = lower(?))))
 		AND NOT (r.status = 'cancelled' AND r.started_at IS NULL)`
 	if len(l.Uncounted) > 0 {
 		w += ` AND (res.outcome IS NULL OR res.outcome NOT IN (?` + strings.Repeat(", ?", len(l.Uncounted)-1) + `))`
