@@ -20,7 +20,9 @@ import (
 // placeholderDate stands for the date in a kept canonical form.
 const placeholderDate = "0000-01-01T00:00:00Z"
 
-var dateUTC = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`)
+var dateUTC = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`)
+})
 
 // maxProofTemplates bounds the canonical forms kept (a verifier meets
 // other issuers' verification methods).
@@ -35,7 +37,7 @@ func canonicalProofOptions(config map[string]any) (string, error) {
 	created, _ := config["created"].(string)
 	vm, _ := config["verificationMethod"].(string)
 	contexts, known := contextKey(config["@context"])
-	if len(config) != 6 || !known || vm == "" || !dateUTC.MatchString(created) ||
+	if len(config) != 6 || !known || vm == "" || !dateUTC().MatchString(created) ||
 		config["type"] != ProofType || config["cryptosuite"] != Cryptosuite || config["proofPurpose"] != AssertionMethod {
 		return canonical(config)
 	}

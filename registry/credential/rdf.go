@@ -132,7 +132,7 @@ func resource(id string) ld.Node {
 }
 
 // validLanguage is json-gold's check of a literal's language tag.
-var validLanguage = regexp.MustCompile("^[a-zA-Z]+(-[a-zA-Z0-9]+)*$")
+var validLanguage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[a-zA-Z]+(-[a-zA-Z0-9]+)*$") })
 
 // validNode is json-gold's InvalidNode, negated, with IRIs checked once.
 func validNode(n ld.Node) bool {
@@ -140,7 +140,7 @@ func validNode(n ld.Node) bool {
 	case ld.IRI:
 		return knownIRIs.valid(v.Value)
 	case ld.Literal:
-		if v.Language != "" && !validLanguage.MatchString(v.Language) {
+		if v.Language != "" && !validLanguage().MatchString(v.Language) {
 			return false
 		}
 		return v.Datatype == "" || knownIRIs.valid(v.Datatype)
