@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,8 +23,8 @@ import (
 const DefaultOEmbedURL = "https://publish.twitter.com/oembed"
 
 var (
-	handleRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
-	tagRE    = regexp.MustCompile(`<[^>]*>`)
+	handleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`) })
+	tagRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
 )
 
 type claimRequest struct {
@@ -74,7 +75,7 @@ func (o *OEmbed) ReadPost(ctx context.Context, tweetURL string) (author, text st
 		return "", "", &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "X did not say who wrote the post",
 			Hint: "Try again later.", Err: fmt.Errorf("oEmbed author_url %q", post.AuthorURL)}
 	}
-	return owner, html.UnescapeString(tagRE.ReplaceAllString(post.HTML, " ")), nil
+	return owner, html.UnescapeString(tagRE().ReplaceAllString(post.HTML, " ")), nil
 }
 
 type oembed struct {
@@ -132,5 +133,5 @@ func handleOf(authorURL string) (string, bool) {
 		return "", false
 	}
 	h := strings.Trim(u.Path, "/")
-	return h, handleRE.MatchString(h)
+	return h, handleRE().MatchString(h)
 }

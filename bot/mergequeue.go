@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/go-github/v62/github"
 
@@ -18,7 +19,7 @@ import (
 
 // queuedPull finds the pull request a merge group's ref was made for:
 // refs/heads/gh-readonly-queue/<base>/pr-<number>-<sha>.
-var queuedPull = regexp.MustCompile(`/pr-(\d+)-[0-9a-f]+$`)
+var queuedPull = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/pr-(\d+)-[0-9a-f]+$`) })
 
 // mergeGroup checks a merge queue's group as it would merge: the group's
 // commit is the base branch with the queued pull requests applied, so
@@ -39,7 +40,7 @@ func (a *App) mergeGroup(ctx context.Context, e *github.MergeGroupEvent) error {
 	mg := e.GetMergeGroup()
 	head, base := mg.GetHeadSHA(), mg.GetBaseSHA()
 	baseRef := strings.TrimPrefix(mg.GetBaseRef(), "refs/heads/")
-	m := queuedPull.FindStringSubmatch(mg.GetHeadRef())
+	m := queuedPull().FindStringSubmatch(mg.GetHeadRef())
 	if head == "" || base == "" || baseRef == "" || m == nil {
 		return permanent(fmt.Errorf("a merge group without its commits or pull request (%q)", mg.GetHeadRef()))
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -29,9 +30,9 @@ const (
 var severities = []string{"error", "warning", "off"}
 
 var (
-	trailer = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,62}$`)
-	login   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?$`)
-	slug    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	trailer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,62}$`) })
+	login   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?$`) })
+	slug    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
 )
 
 // check finds everything wrong with a decoded policy, each at its line.
@@ -47,7 +48,7 @@ func (p *Policy) check() []LineError {
 		for i, u := range g.Users {
 			u = strings.TrimPrefix(u, "@")
 			g.Users[i] = u
-			if !login.MatchString(u) {
+			if !login().MatchString(u) {
 				add(p.line(append(at, "users", i)...), "user %q is not a GitHub login", g.Users[i])
 			}
 		}
@@ -74,11 +75,11 @@ func (p *Policy) check() []LineError {
 	for i, a := range p.Agents.Accounts {
 		a = strings.TrimPrefix(a, "@")
 		p.Agents.Accounts[i] = a
-		if !login.MatchString(strings.TrimSuffix(a, "[bot]")) {
+		if !login().MatchString(strings.TrimSuffix(a, "[bot]")) {
 			add(p.line("agents", "accounts", i), "agent %q is not a GitHub login", a)
 		}
 	}
-	if d := p.Agents.Disclosure; d != "" && !trailer.MatchString(d) {
+	if d := p.Agents.Disclosure; d != "" && !trailer().MatchString(d) {
 		add(p.line("agents", "disclosure"), "disclosure %q is not a trailer name (letters, digits and dashes, e.g. Assisted-by)", d)
 	}
 	if p.FirstTimeOpenPulls < 0 {
@@ -86,7 +87,7 @@ func (p *Policy) check() []LineError {
 	}
 	for _, name := range mapKeys(p.Aliases) {
 		g := p.Aliases[name]
-		if !slug.MatchString(name) || name == ByMaintainers || name == ByAdmins || name == ByOwners {
+		if !slug().MatchString(name) || name == ByMaintainers || name == ByAdmins || name == ByOwners {
 			add(p.line("aliases", name), "alias %q: use a lower-case name other than maintainers, admins and owners", name)
 		}
 		checkGroup(&g, "aliases", name)
@@ -97,7 +98,7 @@ func (p *Policy) check() []LineError {
 	}
 	for _, name := range mapKeys(p.Modules) {
 		m := p.Modules[name]
-		if !slug.MatchString(name) {
+		if !slug().MatchString(name) {
 			add(p.line("modules", name), "module %q is not a module slug", name)
 		}
 		if m.RequiredApprovals < 0 {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -240,7 +241,7 @@ func Parse(data []byte) (*Policy, error) {
 	return p, nil
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // yamlError turns a YAML error into line-numbered problems, unknown keys
 // with the nearest known one.
@@ -248,7 +249,7 @@ func yamlError(err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlLine().FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			return &Error{Problems: []LineError{{n, m[2]}}}
 		}
@@ -256,7 +257,7 @@ func yamlError(err error) error {
 	}
 	e := &Error{}
 	for _, s := range te.Errors {
-		m := yamlLine.FindStringSubmatch(s)
+		m := yamlLine().FindStringSubmatch(s)
 		if m == nil {
 			e.Problems = append(e.Problems, LineError{0, s})
 			continue
@@ -267,10 +268,10 @@ func yamlError(err error) error {
 	return e
 }
 
-var fieldNotFound = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+var fieldNotFound = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^field (\S+) not found in type \S+$`) })
 
 func unknownField(msg string) string {
-	m := fieldNotFound.FindStringSubmatch(msg)
+	m := fieldNotFound().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

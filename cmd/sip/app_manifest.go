@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -56,7 +57,8 @@ func appManifest(name, baseURL, redirect string) map[string]any {
 	}
 }
 
-var manifestPage = template.Must(template.New("manifest").Parse(`<!doctype html>
+var manifestPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("manifest").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Create the SIP registry's GitHub App</title></head>
 <body>
 <h1>Create the GitHub App</h1>
@@ -67,14 +69,17 @@ var manifestPage = template.Must(template.New("manifest").Parse(`<!doctype html>
 </form>
 </body></html>
 `))
+})
 
-var donePage = template.Must(template.New("done").Parse(`<!doctype html>
+var donePage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("done").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>GitHub App created</title></head>
 <body>
 <h1>The App {{.Name}} is created</h1>
 <p>Its credentials are saved. Next, <a href="{{.Install}}">install it on your repository of SIPs</a>, then go back to the terminal for the remaining steps.</p>
 </body></html>
 `))
+})
 
 // appCredentials is what the code converts into, as kept on disk.
 type appCredentials struct {
@@ -151,7 +156,7 @@ func runApp(ctx context.Context, e env, args []string) int {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		manifestPage.Execute(w, map[string]string{"Action": action, "Manifest": string(manifest),
+		manifestPage().Execute(w, map[string]string{"Action": action, "Manifest": string(manifest),
 			"Hook": strings.TrimSuffix(*base, "/") + "/webhooks/github"})
 	})
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
@@ -175,7 +180,7 @@ func runApp(ctx context.Context, e env, args []string) int {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		donePage.Execute(w, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new"})
+		donePage().Execute(w, map[string]string{"Name": creds.Name, "Install": creds.HTMLURL + "/installations/new"})
 		select {
 		case done <- creds:
 		default:

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/seal"
@@ -139,7 +140,7 @@ func sealOne(e env, recipient, path, question, answer string) int {
 }
 
 // answerLine is a block-mapping line holding a question's answer key.
-var answerLine = regexp.MustCompile(`^(\s*(?:- )?)answer:(\s.*)?$`)
+var answerLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*(?:- )?)answer:(\s.*)?$`) })
 
 // sealFile replaces every plain answer of the file's benchmark questions
 // with answer_sealed, then checks that the file still parses to the same
@@ -171,7 +172,7 @@ func sealFile(e env, recipient, path string) int {
 	for i := len(plain) - 1; i >= 0; i-- {
 		q := plain[i]
 		n := doc.AnswerSpan(q.ID).Line - 1
-		m := answerLine.FindStringSubmatch(strings.TrimRight(lines[n], "\r\n"))
+		m := answerLine().FindStringSubmatch(strings.TrimRight(lines[n], "\r\n"))
 		if m == nil {
 			fmt.Fprintf(e.stderr, "sip seal: %s:%d: question %q: put `answer:` on a line of its own to seal it, or use --question and --answer\n", path, n+1, q.ID)
 			return exitData

@@ -93,33 +93,3 @@ func (loader) LoadDocument(u string) (*ld.RemoteDocument, error) {
 // ErrUndefinedTerm is a document with a property that none of its
 // contexts defines (errors.Is).
 var ErrUndefinedTerm = errors.New("it has a property that none of its contexts defines, which its signature would not cover")
-
-// canonical is the RDFC-1.0 canonical N-Quads of a JSON-LD document. The
-// document is expanded first in safe mode, which fails on any property
-// expansion would drop (ErrUndefinedTerm): the canonical form, and so the
-// signature, covers every property there is.
-func canonical(doc map[string]any) (string, error) {
-	opts := ld.NewJsonLdOptions("")
-	opts.Algorithm = ld.AlgorithmURDNA2015
-	opts.Format = "application/n-quads"
-	opts.DocumentLoader = loader{}
-	opts.SafeMode = true
-	proc := ld.NewJsonLdProcessor()
-	expanded, err := proc.Expand(doc, opts)
-	if err != nil {
-		var le *ld.JsonLdError
-		if errors.As(err, &le) && le.Code == ld.InvalidProperty {
-			return "", ErrUndefinedTerm
-		}
-		return "", err
-	}
-	out, err := proc.Normalize(expanded, opts)
-	if err != nil {
-		return "", err
-	}
-	s, ok := out.(string)
-	if !ok {
-		return "", fmt.Errorf("canonicalisation gave %T, not N-Quads", out)
-	}
-	return s, nil
-}

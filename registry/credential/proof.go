@@ -61,7 +61,7 @@ func hashData(doc, proof map[string]any) ([]byte, error) {
 		}
 	}
 	config["@context"] = doc["@context"]
-	c, err := canonical(config)
+	c, err := canonicalProofOptions(config)
 	if err != nil {
 		return nil, fmt.Errorf("canonicalising the proof: %w", err)
 	}

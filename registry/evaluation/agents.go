@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -35,8 +36,10 @@ type PostReader interface {
 }
 
 var (
-	postPathRE = regexp.MustCompile(`^/([A-Za-z0-9_]{1,15})/status(es)?/([0-9]{1,25})/?$`)
-	postHosts  = map[string]bool{"x.com": true, "www.x.com": true, "twitter.com": true, "www.twitter.com": true, "mobile.twitter.com": true}
+	postPathRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^/([A-Za-z0-9_]{1,15})/status(es)?/([0-9]{1,25})/?$`)
+	})
+	postHosts = map[string]bool{"x.com": true, "www.x.com": true, "twitter.com": true, "www.twitter.com": true, "mobile.twitter.com": true}
 )
 
 // IsXHost reports whether host serves posts on X.
@@ -98,7 +101,7 @@ func (s *Service) ClaimAgent(ctx context.Context, token, postURL string) (*regis
 		return nil, invalid("claim_token", "claim_token is required", "Use the token at the end of the claim URL.")
 	}
 	u, err := url.Parse(postURL)
-	if err != nil || u.Scheme != "https" || !IsXHost(u.Host) || !postPathRE.MatchString(u.Path) {
+	if err != nil || u.Scheme != "https" || !IsXHost(u.Host) || !postPathRE().MatchString(u.Path) {
 		return nil, invalid("tweet_url", "tweet_url must be the https URL of a post on X", "For example https://x.com/you/status/1234567890.")
 	}
 	if s.posts == nil {
@@ -133,13 +136,13 @@ func (s *Service) ClaimAgent(ctx context.Context, token, postURL string) (*regis
 const DevelopmentOwnerPrefix = "dev:"
 
 // xHandleRE is the shape of an X handle.
-var xHandleRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`)
+var xHandleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`) })
 
 // OwnerOnX reports whether an agent's owner is an X handle: one who
 // claimed it through a post on X (or on SafeMolt, which claimed through X
 // as well). A development owner (dev:…) and an imported owner without a
 // handle (safemolt-user-…) are owners, compared as such, but not on X.
-func OwnerOnX(owner string) bool { return xHandleRE.MatchString(owner) }
+func OwnerOnX(owner string) bool { return xHandleRE().MatchString(owner) }
 
 // DevelopmentClaim claims the agent with the claim token for owner
 // without a post on X, recording the owner as "dev:" + owner, on a
@@ -153,7 +156,7 @@ func (s *Service) DevelopmentClaim(ctx context.Context, token, owner string) (*r
 	if token == "" || len(token) > 200 {
 		return nil, invalid("claim_token", "claim_token is required", "Use the token at the end of the claim URL.")
 	}
-	if !xHandleRE.MatchString(owner) {
+	if !xHandleRE().MatchString(owner) {
 		return nil, invalid("dev_owner", "dev_owner must be 1 to 15 letters, digits or underscores, as an X handle", "For example alice.")
 	}
 	a, err := s.ClaimToken(ctx, token)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sipregistry/sip/registry"
@@ -119,7 +120,7 @@ type PoAWSubmission struct {
 	Hash        string `json:"hash"`
 }
 
-var hexHash = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+var hexHash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
 
 func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (*Submitted, error) {
 	var sub PoAWSubmission
@@ -156,7 +157,7 @@ func (poawRunner) Submit(ctx context.Context, t *Take, decode func(any) error) (
 		return nil, err
 	}
 	now := t.s.now()
-	shape := hexHash.MatchString(sub.Hash)
+	shape := hexHash().MatchString(sub.Hash)
 	g := grade{started: ch.CreatedAt, deadline: ch.ExpiresAt,
 		inputs: map[string]any{"challenge_id": ch.ID, "hash": digest(sub.Hash)},
 		output: []Check{{Name: "hash", Passed: shape, Message: "the hash is 64 hexadecimal digits"}}}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -36,7 +37,7 @@ type FetchOptions struct {
 	Token string
 }
 
-var shaRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var shaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 // Fetch resolves the commit to sync and returns it as a source whose
 // files are read on demand (Source.Load), so a sync of the commit the
@@ -139,7 +140,7 @@ func resolveRemote(ctx context.Context, o FetchOptions) (*resolved, error) {
 		auth = &githttp.BasicAuth{Username: "x-access-token", Password: o.Token}
 	}
 	want := o.Ref
-	if !shaRE.MatchString(want) {
+	if !shaRE().MatchString(want) {
 		// Resolve a name (or HEAD) to its commit with one ls-remote.
 		refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth})
 		if err != nil {
@@ -236,7 +237,7 @@ func Commits(ctx context.Context, repoURL, token, dir string, shas ...string) (m
 	var specs []config.RefSpec
 	seen := map[string]bool{}
 	for _, sha := range shas {
-		if !shaRE.MatchString(sha) {
+		if !shaRE().MatchString(sha) {
 			return nil, fmt.Errorf("%s: %q is not a commit SHA: %w", name, sha, registry.ErrInvalid)
 		}
 		if !seen[sha] {
