@@ -1,12 +1,10 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/stats"
 )
 
@@ -26,35 +24,11 @@ type statsLeader struct {
 // both (the same cache, the same ?asserted= switch, the same agents
 // named), so the page and the API agree.
 func (s *Server) getEvaluationStats(c echo.Context) error {
-	ctx := c.Request().Context()
-	snap, err := s.catalog.current(ctx)
+	ef, err := s.figuresOf(c, "List the evaluations with GET /api/v1/evaluations.")
 	if err != nil {
 		return err
 	}
-	e := snap.lookup(c.Param("ref"))
-	if e == nil {
-		return notFound("no evaluation "+quote(c.Param("ref")), "List them with GET /api/v1/evaluations.")
-	}
-	if !e.Type.IsEvaluation() {
-		return notFound(fmt.Sprintf("SIP-%d is a process SIP: nobody takes it, so it has no statistics", e.Number), "List the evaluations with GET /api/v1/evaluations.")
-	}
-	asserted, err := assertedParam(c)
-	if err != nil {
-		return err
-	}
-	f, err := s.stats.Evaluation(ctx, e.ID, asserted)
-	if err != nil {
-		return err
-	}
-	// The same figures as the page: none drawn from scores where the
-	// evaluation's scores are not public.
-	if !registry.ScoresPublic(&e.SIP) {
-		f = f.WithoutScores()
-	}
-	names, err := s.publicNames(ctx, f.Best, f.First)
-	if err != nil {
-		return err
-	}
+	e, f, names := ef.e, ef.shown, ef.names
 	board := func(st []stats.Standing, scored bool) []statsLeader {
 		out := []statsLeader{}
 		for _, l := range leaders(st, names) {

@@ -42,48 +42,71 @@ type evaluationStatsPage struct {
 	PeriodLabel                         string // "Week of" or "Month"
 }
 
-// evaluationStats serves /evaluations/{sip}/stats: how an evaluation is
-// doing, and its leaderboards.
-func (s *Server) evaluationStats(c echo.Context) error {
+// evaluationFigures are an evaluation's statistics as anyone may see
+// them, shared by its page and GET /api/v1/evaluations/{ref}/stats so the
+// two agree: the one cache, the ?asserted= switch, nothing drawn from
+// scores where the evaluation's scores are not public, and the agents
+// that may be named on its boards.
+type evaluationFigures struct {
+	snap     *snapshot
+	e        *registry.Entry
+	f        *stats.Evaluation // as computed: the cache's identity
+	shown    *stats.Evaluation // f, or f without what scores would tell
+	scores   bool
+	asserted stats.Asserted
+	names    map[string]string
+}
+
+// figuresOf reads the figures of the evaluation named by the ref path
+// parameter; where is the hint of a ref that names no evaluation.
+func (s *Server) figuresOf(c echo.Context, where string) (*evaluationFigures, error) {
 	ctx := c.Request().Context()
 	snap, err := s.catalog.current(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	e := snap.lookup(c.Param("ref"))
 	if e == nil {
-		return notFound("no evaluation "+quote(c.Param("ref")), "See /evaluations for the list.")
+		return nil, notFound("no evaluation "+quote(c.Param("ref")), where)
 	}
 	if !e.Type.IsEvaluation() {
-		return notFound(fmt.Sprintf("SIP-%d is a process SIP: nobody takes it, so it has no statistics", e.Number), "See /evaluations for the evaluations.")
+		return nil, notFound(fmt.Sprintf("SIP-%d is a process SIP: nobody takes it, so it has no statistics", e.Number), where)
 	}
 	asserted, err := assertedParam(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f, err := s.stats.Evaluation(ctx, e.ID, asserted)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// The page is cached by the figures it shows: f itself, or, for an
-	// evaluation whose scores are not public, f without them.
-	shown, scores := f, registry.ScoresPublic(&e.SIP)
-	if !scores {
-		shown = f.WithoutScores()
+	out := &evaluationFigures{snap: snap, e: e, f: f, shown: f, scores: registry.ScoresPublic(&e.SIP), asserted: asserted}
+	if !out.scores {
+		out.shown = f.WithoutScores()
 	}
-	// Who may be named is asked now, for both boards at once; the page
-	// is rendered again only when the figures or those names change.
-	names, err := s.publicNames(ctx, shown.Best, shown.First)
+	// Who may be named is asked now, for both boards at once.
+	if out.names, err = s.publicNames(ctx, out.shown.Best, out.shown.First); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// evaluationStats serves /evaluations/{sip}/stats: how an evaluation is
+// doing, and its leaderboards.
+func (s *Server) evaluationStats(c echo.Context) error {
+	ef, err := s.figuresOf(c, "See /evaluations for the evaluations.")
 	if err != nil {
 		return err
 	}
-	fp := fmt.Sprintf("%p;%t;%s", f, scores, namesFingerprint(names))
-	key := "/evaluations/" + e.ID + "/stats"
-	if asserted == stats.IncludeAsserted {
+	// The page is rendered again only when the figures or the names
+	// shown change.
+	fp := fmt.Sprintf("%p;%t;%s", ef.f, ef.scores, namesFingerprint(ef.names))
+	key := "/evaluations/" + ef.e.ID + "/stats"
+	if ef.asserted == stats.IncludeAsserted {
 		key += "?asserted=include"
 	}
-	return s.cachedPage(c, snap, key, fp, func() (string, any, error) {
-		return "evaluation_stats", s.evaluationStatsPage(e, shown, names), nil
+	return s.cachedPage(c, ef.snap, key, fp, func() (string, any, error) {
+		return "evaluation_stats", s.evaluationStatsPage(ef.e, ef.shown, ef.names), nil
 	})
 }
 
