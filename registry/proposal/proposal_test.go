@@ -55,20 +55,21 @@ func TestSignInOnceAndSealed(t *testing.T) {
 		t.Error("a 5-byte key was taken")
 	}
 	ctx := t.Context()
-	state, _, err := svc.BeginSignIn(ctx, "https://registry.example/contribute/callback")
+	state, _, err := svc.BeginSignIn(ctx, "https://registry.example/contribute/callback", proposal.Draft{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	session, login, err := svc.FinishSignIn(ctx, state, "good", "")
-	if err != nil || login != "ada" {
-		t.Fatalf("FinishSignIn = %q, %v", login, err)
+	in, err := svc.FinishSignIn(ctx, state, "good", "")
+	if err != nil || in.Login != "ada" || in.Form != nil {
+		t.Fatalf("FinishSignIn = %+v, %v", in, err)
 	}
-	if _, _, err := svc.FinishSignIn(ctx, state, "good", ""); !errors.Is(err, proposal.ErrSignIn) {
+	session := in.Session
+	if _, err := svc.FinishSignIn(ctx, state, "good", ""); !errors.Is(err, proposal.ErrSignIn) {
 		t.Errorf("a state used twice: %v, want ErrSignIn", err)
 	}
-	late, _, _ := svc.BeginSignIn(ctx, "")
+	late, _, _ := svc.BeginSignIn(ctx, "", proposal.Draft{})
 	now = now.Add(proposal.DefaultSignInTTL)
-	if _, _, err := svc.FinishSignIn(ctx, late, "good", ""); !errors.Is(err, proposal.ErrSignIn) {
+	if _, err := svc.FinishSignIn(ctx, late, "good", ""); !errors.Is(err, proposal.ErrSignIn) {
 		t.Errorf("a state past its time: %v, want ErrSignIn", err)
 	}
 	if p, err := svc.Person(ctx, session); err != nil || p != "ada" {
