@@ -642,7 +642,7 @@ func TestContributeSignInKeepsTheForm(t *testing.T) {
 	e := newSignInEnv(t)
 	ada := newBrowser(t, e.base)
 	_, page := ada.get("/contribute/new?type=simple_pass_fail")
-	if !strings.Contains(page, `form="editor" formaction="/contribute/signin"`) {
+	if !regexp.MustCompile(`(?s)<form [^>]*id="editor".*name="action" value="check".*formaction="/contribute/signin".*</form>`).MatchString(page) {
 		t.Fatalf("the sign-in button is not the editor form's:\n%.3000s", page)
 	}
 	form := newSIPForm(editorForm(t, page), "Greeting <kept>")
