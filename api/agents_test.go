@@ -17,6 +17,7 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/evaluation"
 )
 
 // fakeOEmbed stands in for X's oEmbed endpoint: it serves the posts it
@@ -363,6 +364,46 @@ func TestRegistrationIsRateLimited(t *testing.T) {
 	}
 }
 
+// TestClaimPageDevelopment: a development registry's claim page offers a
+// claim as a development owner, checked as the API checks it.
+func TestClaimPageDevelopment(t *testing.T) {
+	t.Parallel()
+	s := backends["sqlite"](t)
+	srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), BaseURL: "https://sip.example"},
+		runtimeStores{Agents: s.(registry.AgentStore)}, func(c *evaluation.Config) { c.DevelopmentClaims = true })))
+	t.Cleanup(srv.Close)
+	c := &agentClient{Client: apitest.New(t, srv.URL)}
+	r := c.register("Devved")
+	page := srv.URL + r.Agent.ClaimURL[strings.Index(r.Agent.ClaimURL, "/claim/"):]
+	do := func(form url.Values) (int, string) {
+		var resp *http.Response
+		var err error
+		if form == nil {
+			resp, err = http.Get(page)
+		} else {
+			resp, err = http.PostForm(page, form)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := do(nil); code != 200 || !strings.Contains(body, `id="dev-claim"`) || !strings.Contains(body, `name="dev_owner"`) {
+		t.Fatalf("the development claim page: %d\n%s", code, body)
+	}
+	if code, body := do(url.Values{"dev_owner": {"<b>not:a handle"}}); code != http.StatusBadRequest || !strings.Contains(body, "dev_owner must be") || strings.Contains(body, "<b>not") {
+		t.Errorf("a bad development owner: %d\n%s", code, body)
+	}
+	if code, body := do(url.Values{"dev_owner": {"alice"}}); code != 200 || !strings.Contains(body, "claimed by <strong>dev:alice</strong>") {
+		t.Errorf("a development claim: %d\n%s", code, body)
+	}
+	if code, body := do(url.Values{"dev_owner": {"bob"}}); code != 200 || !strings.Contains(body, "dev:alice") || strings.Contains(body, "dev:bob") {
+		t.Errorf("a second claim: %d\n%s", code, body)
+	}
+}
+
 func TestClaimPage(t *testing.T) {
 	t.Parallel()
 	s := backends["sqlite"](t)
@@ -398,6 +439,14 @@ func TestClaimPage(t *testing.T) {
 	}
 	if code, body, _ := get("POST", page, url.Values{"tweet_url": {"javascript:alert(1)"}}); code != 400 || !strings.Contains(body, "tweet_url must be") {
 		t.Errorf("bad address: %d\n%s", code, body)
+	}
+	// Not a development registry: no claim without X is offered, and a
+	// crafted one is refused as the API refuses it.
+	if strings.Contains(body, "dev_owner") {
+		t.Errorf("the claim page offers a development claim:\n%s", body)
+	}
+	if code, body, _ := get("POST", page, url.Values{"dev_owner": {"alice"}}); code != http.StatusForbidden || !strings.Contains(body, "through a post on X only") {
+		t.Errorf("a crafted development claim: %d\n%s", code, body)
 	}
 	c.oembed.posts["https://x.com/pagedowner/status/7"] = "pagedowner|claiming " + r.Agent.VerificationCode
 	if code, body, _ := get("POST", page, url.Values{"tweet_url": {"https://x.com/pagedowner/status/7"}}); code != 200 || !strings.Contains(body, "@pagedowner") {

@@ -12,14 +12,20 @@ import (
 
 type claimPageData struct {
 	pageBase
-	Name, Code, Owner, TweetURL, Error string
-	Claimed, Invalid                   bool
+	Name, Code, Owner, TweetURL, DevOwner, Error string
+	Claimed, Invalid                             bool
+	OwnerOnX                                     bool // the owner is an X handle (shown as @handle)
+	DevClaims                                    bool // a development registry: claims without X are offered
 }
 
 // claimPage serves the claim URL an agent gets at registration: the page
 // where its human owner claims it (GET shows the code to post; POST takes
 // the post's address). The secret token in the address is the proof of
-// ownership, so the page needs no login.
+// ownership, so the page needs no login; it is also what keeps a form on
+// another site from posting here (it cannot know the address). On a
+// development registry alone the page also offers a claim without X, as
+// a development owner (dev_owner); anywhere else such a post is refused,
+// as the API refuses it.
 func (s *Server) claimPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.Param("token")
@@ -30,10 +36,14 @@ func (s *Server) claimPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	data := claimPageData{Name: a.Name, Code: a.VerificationCode, Owner: a.Owner, Claimed: a.Claimed()}
+	data := claimPageData{Name: a.Name, Code: a.VerificationCode, Owner: a.Owner, Claimed: a.Claimed(), DevClaims: s.runtime.DevelopmentClaims()}
 	if c.Request().Method == http.MethodPost && !a.Claimed() {
-		data.TweetURL = c.FormValue("tweet_url")
-		claimed, err := s.runtime.ClaimAgent(ctx, token, data.TweetURL)
+		data.TweetURL, data.DevOwner = c.FormValue("tweet_url"), c.FormValue("dev_owner")
+		claim, by := s.runtime.ClaimAgent, data.TweetURL
+		if data.DevOwner != "" && data.TweetURL == "" {
+			claim, by = s.runtime.DevelopmentClaim, data.DevOwner
+		}
+		claimed, err := claim(ctx, token, by)
 		if err != nil {
 			var ae *Error
 			var rf *evaluation.Refusal
@@ -48,6 +58,7 @@ func (s *Server) claimPage(c echo.Context) error {
 		}
 		data.Claimed, data.Owner = true, claimed.Owner
 	}
+	data.OwnerOnX = evaluation.OwnerOnX(data.Owner)
 	return s.page(c, http.StatusOK, data)
 }
 

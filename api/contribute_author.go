@@ -23,8 +23,8 @@ type Proposals interface {
 	SignInOrigin() string // GitHub's sign-in page's scheme://host
 	MaxDrafts() int
 	MaxDraftBytes() int
-	BeginSignIn(ctx context.Context, redirectURI string) (state, authorizeURL string, err error)
-	FinishSignIn(ctx context.Context, state, code, redirectURI string) (session, login string, err error)
+	BeginSignIn(ctx context.Context, redirectURI string, carry proposal.Draft) (state, authorizeURL string, err error)
+	FinishSignIn(ctx context.Context, state, code, redirectURI string) (proposal.SignedIn, error)
 	Person(ctx context.Context, session string) (string, error)
 	SignOut(ctx context.Context, session string) error
 	Claimed(ctx context.Context, session string) (map[int]string, error)
@@ -87,12 +87,31 @@ func forbiddenForm() error {
 }
 
 // signIn answers POST /contribute/signin: a sign-in begins, its state
-// bound to this browser, and the browser goes to GitHub.
+// bound to this browser, and the browser goes to GitHub. Sent from the
+// editor (its sign-in button submits the editor's form here), the form's
+// fields travel with the sign-in, kept on the server, and come back as the
+// person's draft.
 func (s *Server) signIn(c echo.Context) error {
 	if !s.validCSRF(c) {
 		return forbiddenForm()
 	}
-	state, to, err := s.proposals.BeginSignIn(c.Request().Context(), s.baseURL+callbackPath)
+	var carry proposal.Draft
+	var page contributePage
+	if c.FormValue("mode") != "" {
+		page = s.editorPage(c, c.FormValue("mode"))
+		s.fillEditor(&page, c.FormValue)
+		carry = draftOf(c.FormValue, &page)
+	}
+	state, to, err := s.proposals.BeginSignIn(c.Request().Context(), s.baseURL+callbackPath, carry)
+	if errors.Is(err, registry.ErrTooLarge) && carry.Content != "" {
+		page.Notice = fmt.Sprintf("The form is over %d KiB, more than a sign-in may carry: download the file first, or shorten it, then sign in.", s.proposals.MaxDraftBytes()>>10)
+		if page.FileError == "" {
+			if err := s.checkPage(c, &page); err != nil {
+				return err
+			}
+		}
+		return s.renderEditor(c, page)
+	}
 	if err != nil {
 		return err
 	}
@@ -103,7 +122,8 @@ func (s *Server) signIn(c echo.Context) error {
 
 // signInCallback answers GitHub's redirect back: the state must be this
 // browser's (its cookie) and one this server began and has not used; the
-// code becomes a session.
+// code becomes a session. A form the sign-in carried opens again in the
+// editor, saved as the person's draft.
 func (s *Server) signInCallback(c echo.Context) error {
 	state := c.QueryParam("state")
 	ck, err := c.Cookie(signInCookie)
@@ -117,7 +137,7 @@ func (s *Server) signInCallback(c echo.Context) error {
 		return &Error{Status: http.StatusBadRequest, Code: "sign_in_failed", Message: "GitHub did not sign you in (" + e + ")",
 			Hint: "Sign in again from /contribute, and authorise the App."}
 	}
-	session, login, err := s.proposals.FinishSignIn(c.Request().Context(), state, c.QueryParam("code"), s.baseURL+callbackPath)
+	in, err := s.proposals.FinishSignIn(c.Request().Context(), state, c.QueryParam("code"), s.baseURL+callbackPath)
 	switch {
 	case errors.Is(err, proposal.ErrSignIn):
 		return refused
@@ -126,9 +146,38 @@ func (s *Server) signInCallback(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	s.log.Info("signed in to the editor", "login", login)
-	s.setCookie(c, sessionCookie, session, "/contribute", int(proposal.DefaultSessionTTL.Seconds()))
-	return c.Redirect(http.StatusSeeOther, "/contribute")
+	s.log.Info("signed in to the editor", "login", in.Login)
+	s.setCookie(c, sessionCookie, in.Session, "/contribute", int(proposal.DefaultSessionTTL.Seconds()))
+	switch {
+	case in.Form == nil:
+		return c.Redirect(http.StatusSeeOther, "/contribute")
+	case in.Form.ID != "":
+		return c.Redirect(http.StatusSeeOther, "/contribute/drafts/"+url.PathEscape(in.Form.ID))
+	}
+	// Kept, but not as a draft (the person's drafts are full): the editor
+	// with the form, here.
+	form, err := url.ParseQuery(in.Form.Content)
+	if err != nil {
+		return fmt.Errorf("the form a sign-in carried: %w", err)
+	}
+	page := s.editorPage(c, form.Get("mode"))
+	page.Login = in.Login
+	s.fillEditor(&page, form.Get)
+	page.Notice = "Signed in. Your form is back, but not saved as a draft: " + draftRefusal(in.NotSaved, s.proposals)
+	if page.FileError == "" {
+		if err := s.checkPage(c, &page); err != nil {
+			return err
+		}
+	}
+	return s.renderEditor(c, page)
+}
+
+// draftRefusal says why a draft was not saved, and what to do.
+func draftRefusal(err error, p Proposals) string {
+	if errors.Is(err, registry.ErrDraftLimit) {
+		return fmt.Sprintf("you keep %d drafts already, the most there may be: delete one on My drafts to save this one.", p.MaxDrafts())
+	}
+	return fmt.Sprintf("it is over %d KiB, more than a draft may hold: shorten it, or download the file.", p.MaxDraftBytes()>>10)
 }
 
 // signOut answers POST /contribute/signout.
@@ -149,11 +198,11 @@ func (s *Server) signOut(c echo.Context) error {
 var draftFields = []string{"mode", "edit", "type", "sip", "id", "name", "module", "status", "author", "prerequisites", "points",
 	"created_at", "updated_at", "version", "handler", "config", "body", "file", "note"}
 
-// saveDraft keeps the editor's form for its signed-in person.
-func (s *Server) saveDraft(c echo.Context, page *contributePage) error {
+// draftOf is the editor's form as a draft keeps it.
+func draftOf(get func(string) string, page *contributePage) proposal.Draft {
 	form := url.Values{}
 	for _, f := range draftFields {
-		if v := c.FormValue(f); v != "" {
+		if v := get(f); v != "" {
 			form.Set(f, v)
 		}
 	}
@@ -163,13 +212,15 @@ func (s *Server) saveDraft(c echo.Context, page *contributePage) error {
 	} else if d := registry.Parse("SIP.md", []byte(page.File)); title == "" && d.SIP != nil {
 		title = d.SIP.Name
 	}
-	id, err := s.proposals.SaveDraft(c.Request().Context(), sessionOf(c), proposal.Draft{ID: c.FormValue("draft"), Title: cmpOr(title, "a SIP"),
-		Mode: page.Mode, Edit: page.Edit, Content: form.Encode()})
+	return proposal.Draft{ID: get("draft"), Title: cmpOr(title, "a SIP"), Mode: page.Mode, Edit: page.Edit, Content: form.Encode()}
+}
+
+// saveDraft keeps the editor's form for its signed-in person.
+func (s *Server) saveDraft(c echo.Context, page *contributePage) error {
+	id, err := s.proposals.SaveDraft(c.Request().Context(), sessionOf(c), draftOf(c.FormValue, page))
 	switch {
-	case errors.Is(err, registry.ErrDraftLimit):
-		page.Notice = fmt.Sprintf("You keep %d drafts already, the most there may be: delete one on My drafts to save this one.", s.proposals.MaxDrafts())
-	case errors.Is(err, registry.ErrTooLarge):
-		page.Notice = fmt.Sprintf("The draft is over %d KiB, more than a draft may hold: shorten it, or download the file.", s.proposals.MaxDraftBytes()>>10)
+	case errors.Is(err, registry.ErrDraftLimit), errors.Is(err, registry.ErrTooLarge):
+		page.Notice = "The draft is not saved: " + draftRefusal(err, s.proposals)
 	case errors.Is(err, registry.ErrUnauthorized):
 		page.Notice = "Sign in again to save drafts: your sign-in ended."
 	case errors.Is(err, registry.ErrNotFound):
@@ -240,7 +291,7 @@ func (s *Server) proposeFile(c echo.Context, page *contributePage) error {
 	case errors.As(err, &refused):
 		page.Notice = "The file does not pass the repository's rules: fix the errors below, then open the pull request again."
 	case errors.Is(err, proposal.ErrSignedOut):
-		page.Notice, page.Login = "Your sign-in ended: sign in again, then open the pull request (save the draft or download the file first).", ""
+		page.Notice, page.Login = "Your sign-in ended: sign in again (your form comes back with you), then open the pull request.", ""
 	case errors.Is(err, registry.ErrForbidden), errors.Is(err, registry.ErrConflict), errors.Is(err, registry.ErrNotFound),
 		errors.Is(err, registry.ErrInvalid), errors.Is(err, registry.ErrTooLarge), errors.Is(err, registry.ErrUnauthorized):
 		page.Notice = "GitHub did not open the pull request: " + err.Error() + "."

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -406,7 +407,7 @@ func TestContributeDrafts(t *testing.T) {
 	// A second draft, then the limit (2 in this registry).
 	form.Del("draft")
 	ada.post("/contribute", form)
-	if _, page = ada.post("/contribute", form); !strings.Contains(page, "You keep 2 drafts already") {
+	if _, page = ada.post("/contribute", form); !strings.Contains(page, "you keep 2 drafts already") {
 		t.Errorf("a third draft:\n%.2000s", page)
 	}
 	// Too large for a draft (64 KiB here), though within the request limit.
@@ -628,6 +629,111 @@ func TestContributeAttacksOnSessionsAndDrafts(t *testing.T) {
 		_, list := cy.get("/contribute/drafts")
 		if n := len(regexp.MustCompile(`/contribute/drafts/[0-9a-f]+"`).FindAllString(list, -1)); n != 2 {
 			t.Errorf("%d drafts after 8 racing saves, want the limit, 2", n)
+		}
+	})
+}
+
+// TestContributeSignInKeepsTheForm: the editor's sign-in button sends the
+// form; it waits on the server, bound to that sign-in, and comes back in
+// the editor as the person's draft. Another browser, a replayed or forged
+// callback restores nothing; a form larger than a draft is not carried.
+func TestContributeSignInKeepsTheForm(t *testing.T) {
+	t.Parallel()
+	e := newSignInEnv(t)
+	ada := newBrowser(t, e.base)
+	_, page := ada.get("/contribute/new?type=simple_pass_fail")
+	if !regexp.MustCompile(`(?s)<form [^>]*id="editor".*name="action" value="check".*formaction="/contribute/signin".*</form>`).MatchString(page) {
+		t.Fatalf("the sign-in button is not the editor form's:\n%.3000s", page)
+	}
+	form := newSIPForm(editorForm(t, page), "Greeting <kept>")
+	form.Set("action", "signin")
+	form.Set("body", form.Get("body")+"\nWritten before signing in.\n")
+	e.gh.SignInAs("ada")
+	resp, _ := ada.post("/contribute/signin", form)
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), e.gh.URL+"/login/oauth/authorize?") {
+		t.Fatalf("sign-in from the editor: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	callback := ada.follow(resp.Header.Get("Location")).Header.Get("Location")
+	cu, _ := url.Parse(e.base + "/contribute/callback")
+	u, _ := url.Parse(callback)
+	state := u.Query().Get("state")
+
+	t.Run("another browser", func(t *testing.T) {
+		other := newBrowser(t, e.base)
+		if resp, page := other.get(strings.TrimPrefix(callback, e.base)); resp.StatusCode != http.StatusBadRequest || strings.Contains(page, "Written before") {
+			t.Errorf("another browser's callback: %d\n%.400s", resp.StatusCode, page)
+		}
+	})
+	t.Run("a forged state", func(t *testing.T) {
+		forger := newBrowser(t, e.base)
+		forger.c.Jar.SetCookies(cu, []*http.Cookie{{Name: "sip_signin", Value: state + "x", Path: "/contribute/callback"}})
+		if resp, _ := forger.get("/contribute/callback?state=" + url.QueryEscape(state+"x") + "&code=" + u.Query().Get("code")); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("a forged state: %d, want 400", resp.StatusCode)
+		}
+	})
+
+	resp = ada.follow(callback)
+	to := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(to, "/contribute/drafts/") {
+		t.Fatalf("callback: %d to %q, want the draft", resp.StatusCode, to)
+	}
+	_, page = ada.get(to)
+	for _, want := range []string{`value="Greeting &lt;kept&gt;"`, "Written before signing in.", "Signed in as <strong>@ada</strong>", "passes the repository", `name="draft" value="` + strings.TrimPrefix(to, "/contribute/drafts/") + `"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the editor after signing in lacks %q:\n%.3000s", want, page)
+		}
+	}
+	if _, list := ada.get("/contribute/drafts"); strings.Count(list, `href="`+to+`"`) != 1 {
+		t.Errorf("My drafts does not list %s:\n%s", to, list)
+	}
+
+	t.Run("a replayed callback", func(t *testing.T) {
+		replay := newBrowser(t, e.base)
+		replay.c.Jar.SetCookies(cu, []*http.Cookie{{Name: "sip_signin", Value: state, Path: "/contribute/callback"}})
+		if resp, page := replay.get(strings.TrimPrefix(callback, e.base)); resp.StatusCode != http.StatusBadRequest || replay.cookie("sip_session") != "" || strings.Contains(page, "Written before") {
+			t.Errorf("a replayed callback: %d\n%.400s", resp.StatusCode, page)
+		}
+		if _, list := ada.get("/contribute/drafts"); strings.Count(list, "Greeting &lt;kept&gt;") != 1 {
+			t.Errorf("after a replay, the drafts:\n%s", list)
+		}
+	})
+
+	t.Run("larger than a draft", func(t *testing.T) {
+		bob := newBrowser(t, e.base)
+		_, page := bob.get("/contribute/new?type=simple_pass_fail")
+		big := newSIPForm(editorForm(t, page), "Big")
+		big.Set("action", "signin")
+		big.Set("body", strings.Repeat("word ", 20000)) // 100 KB, over this registry's 64 KiB
+		resp, page := bob.post("/contribute/signin", big)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(page, "more than a sign-in may carry") || !strings.Contains(page, `value="Big"`) {
+			t.Errorf("a form larger than a draft: %d to %q\n%.2000s", resp.StatusCode, resp.Header.Get("Location"), page)
+		}
+		if bob.cookie("sip_signin") != "" {
+			t.Error("a sign-in began for a form too large to carry")
+		}
+	})
+
+	t.Run("drafts full", func(t *testing.T) {
+		// ada keeps one draft; a second, then the sign-in's form makes a third (the limit is 2).
+		_, page := ada.get("/contribute/new?type=simple_pass_fail")
+		f := newSIPForm(editorForm(t, page), "Second")
+		f.Set("action", "save")
+		ada.post("/contribute", f)
+		ada.post("/contribute/signout", editorForm(t, page))
+		_, page = ada.get("/contribute/new?type=simple_pass_fail")
+		f = newSIPForm(editorForm(t, page), "Third")
+		f.Set("action", "signin")
+		e.gh.SignInAs("ada")
+		resp, _ := ada.post("/contribute/signin", f)
+		back := ada.follow(resp.Header.Get("Location")).Header.Get("Location")
+		resp, err := ada.c.Get(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `value="Third"`) || !strings.Contains(string(body), "you keep 2 drafts already") {
+			t.Errorf("signing in with full drafts: %d\n%.3000s", resp.StatusCode, body)
 		}
 	})
 }

@@ -11,12 +11,13 @@ var ErrDraftLimit = fmt.Errorf("the limit of drafts is reached: %w", ErrForbidde
 
 // EditorSession is a browser's session with the contribution editor: a
 // person signed in with GitHub (Login, their token sealed), or, before
-// that, a sign-in under way (no Login, no token). It is found by the
+// that, a sign-in under way (no Login; Token holds the editor's form the
+// sign-in carries, sealed, if any). It is found by the
 // SHA-256 of the random value the browser holds, never by the value.
 type EditorSession struct {
 	IDHash    string
 	Login     string
-	Token     []byte // the GitHub user token, encrypted (never the plain text)
+	Token     []byte // the GitHub user token, encrypted (never the plain text); a sign-in's form, encrypted
 	CreatedAt time.Time
 	ExpiresAt time.Time
 }

@@ -147,14 +147,20 @@ func TestBrowserProposeAsAuthor(t *testing.T) {
 		}
 	}
 
-	// Wide, with the script: sign in on GitHub, then a new SIP.
-	run("wide: sign in", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)), chromedp.Navigate(m.URL+"/contribute"),
-		chromedp.Click("#signin-button", chromedp.ByID), chromedp.WaitVisible(`//strong[normalize-space()="@ada"]`))
-	width("wide: signed in", 1280)
-	run("wide: a new SIP", chromedp.Navigate(m.URL+"/contribute/new?type=simple_pass_fail"), chromedp.WaitVisible("#f-id", chromedp.ByID),
+	// Wide, with the script: a new SIP begun signed out, then signing in
+	// on GitHub from the editor, which brings the fields back as a draft.
+	run("wide: a new SIP", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)),
+		chromedp.Navigate(m.URL+"/contribute/new?type=simple_pass_fail"), chromedp.WaitVisible("#f-id", chromedp.ByID),
 		chromedp.SendKeys("#f-id", "greeting", chromedp.ByID), chromedp.SendKeys("#f-name", "Greeting", chromedp.ByID),
 		chromedp.SendKeys("#f-author", "Ada", chromedp.ByID), chromedp.WaitVisible(`#results #check`, chromedp.ByQuery))
 	width("wide: the editor", 1280)
+	var kept string
+	run("wide: sign in from the editor", chromedp.Click("#signin-button", chromedp.ByID), chromedp.WaitVisible(`//strong[normalize-space()="@ada"]`),
+		chromedp.WaitVisible("#f-id", chromedp.ByID), chromedp.Value("#f-id", &kept, chromedp.ByID))
+	if kept != "greeting" {
+		t.Fatalf("after signing in from the editor the id reads %q, want the one typed before", kept)
+	}
+	width("wide: signed in", 1280)
 	run("wide: open the pull request", chromedp.Click("#propose-button", chromedp.ByID))
 	first := checked("wide")
 	width("wide: the pull request", 1280)

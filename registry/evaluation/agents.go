@@ -144,6 +144,10 @@ var xHandleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // handle (safemolt-user-…) are owners, compared as such, but not on X.
 func OwnerOnX(owner string) bool { return xHandleRE().MatchString(owner) }
 
+// DevelopmentClaims reports whether this registry claims agents without
+// X (DevelopmentClaim), as one for development does.
+func (s *Service) DevelopmentClaims() bool { return s.devClaims }
+
 // DevelopmentClaim claims the agent with the claim token for owner
 // without a post on X, recording the owner as "dev:" + owner, on a
 // development registry alone (Config.DevelopmentClaims); anywhere else it

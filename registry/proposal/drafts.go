@@ -20,6 +20,11 @@ func (s *Service) SaveDraft(ctx context.Context, session string, d Draft) (strin
 	if err != nil {
 		return "", err
 	}
+	return s.saveDraft(ctx, login, d)
+}
+
+// saveDraft saves a draft of login's.
+func (s *Service) saveDraft(ctx context.Context, login string, d Draft) (string, error) {
 	if n := len(d.Content) + len(d.Title); n > s.cfg.MaxDraftBytes {
 		return "", fmt.Errorf("the draft is %d bytes, over the limit of %d: %w", n, s.cfg.MaxDraftBytes, registry.ErrTooLarge)
 	}

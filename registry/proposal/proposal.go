@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,49 +131,119 @@ func random() string {
 
 // BeginSignIn starts a sign-in: a new state, kept (by its hash) for
 // SignInTTL, to bind to the browser, and GitHub's page to send it to.
-func (s *Service) BeginSignIn(ctx context.Context, redirectURI string) (state, authorizeURL string, err error) {
+// The editor's form in progress travels with it (carry, empty for none):
+// kept sealed in the sign-in's own row, within MaxDraftBytes, and saved as
+// a draft of the person who finishes the sign-in.
+func (s *Service) BeginSignIn(ctx context.Context, redirectURI string, carry Draft) (state, authorizeURL string, err error) {
+	var sealed []byte
+	if carry.Content != "" {
+		if n := len(carry.Content) + len(carry.Title); n > s.cfg.MaxDraftBytes {
+			return "", "", fmt.Errorf("the form is %d bytes, over the limit of a draft, %d: %w", n, s.cfg.MaxDraftBytes, registry.ErrTooLarge)
+		}
+		if sealed, err = json.Marshal(carried{ID: carry.ID, Title: carry.Title, Mode: carry.Mode, Edit: carry.Edit, Content: carry.Content}); err != nil {
+			return "", "", err
+		}
+	}
 	state = random()
 	now := s.cfg.Now()
 	// Sign-ins never finished and sessions past their time go here.
 	if err := s.cfg.Store.DeleteEditorSessions(ctx, "", now); err != nil {
 		return "", "", err
 	}
-	if err := s.cfg.Store.CreateEditorSession(ctx, registry.EditorSession{IDHash: hash(state), CreatedAt: now, ExpiresAt: now.Add(s.cfg.SignInTTL)}); err != nil {
+	pending := registry.EditorSession{IDHash: hash(state), CreatedAt: now, ExpiresAt: now.Add(s.cfg.SignInTTL)}
+	if sealed != nil {
+		pending.Token = s.seal(formData+pending.IDHash, string(sealed))
+	}
+	if err := s.cfg.Store.CreateEditorSession(ctx, pending); err != nil {
 		return "", "", err
 	}
 	return state, s.cfg.GitHub.AuthorizeURL(state, redirectURI), nil
+}
+
+// formData prefixes the additional data a carried form is sealed with, so
+// that it never opens as a token (nor a token as a form).
+const formData = "form:"
+
+// carried is the form a sign-in carries, as sealed.
+type carried struct {
+	ID      string `json:"id,omitempty"`
+	Title   string `json:"title"`
+	Mode    string `json:"mode"`
+	Edit    string `json:"edit,omitempty"`
+	Content string `json:"content"`
 }
 
 // ErrSignIn is a sign-in callback whose state is not one this server
 // began, was used already, or expired.
 var ErrSignIn = fmt.Errorf("this sign-in was not started here, was used already, or took too long: %w", registry.ErrGone)
 
+// SignedIn is a finished sign-in.
+type SignedIn struct {
+	Session string // the session's value, for the browser
+	Login   string
+	// Form is the form the sign-in carried (nil when none); its ID is the
+	// draft it was saved as, empty when it could not be (NotSaved says why).
+	Form     *Draft
+	NotSaved error
+}
+
 // FinishSignIn completes a sign-in: the state is taken (once), the code
 // exchanged for the person's token, and a session made, its token sealed.
-// It returns the session's value for the browser and the login.
-func (s *Service) FinishSignIn(ctx context.Context, state, code, redirectURI string) (session, login string, err error) {
+// The form the sign-in carried becomes the person's draft: the one it was
+// saved as already when that is theirs, else a new one.
+func (s *Service) FinishSignIn(ctx context.Context, state, code, redirectURI string) (SignedIn, error) {
 	now := s.cfg.Now()
 	pending, err := s.cfg.Store.TakeEditorSession(ctx, hash(state), now)
 	if errors.Is(err, registry.ErrNotFound) || err == nil && pending.Login != "" {
-		return "", "", ErrSignIn
+		return SignedIn{}, ErrSignIn
 	}
 	if err != nil {
-		return "", "", err
+		return SignedIn{}, err
+	}
+	var form *Draft
+	if len(pending.Token) > 0 {
+		plain, err := s.open(formData+pending.IDHash, pending.Token)
+		if err != nil {
+			return SignedIn{}, ErrSignIn // sealed under another key: begun before a rotation
+		}
+		var c carried
+		if err := json.Unmarshal([]byte(plain), &c); err != nil {
+			return SignedIn{}, fmt.Errorf("the form a sign-in carried: %w", err)
+		}
+		form = &Draft{ID: c.ID, Title: c.Title, Mode: c.Mode, Edit: c.Edit, Content: c.Content}
 	}
 	token, err := s.cfg.GitHub.Exchange(ctx, code, redirectURI)
 	if err != nil {
-		return "", "", err
+		return SignedIn{}, err
 	}
-	if login, err = s.cfg.GitHub.Login(ctx, token); err != nil {
-		return "", "", err
+	login, err := s.cfg.GitHub.Login(ctx, token)
+	if err != nil {
+		return SignedIn{}, err
 	}
-	session = random()
+	session := random()
 	es := registry.EditorSession{IDHash: hash(session), Login: login, CreatedAt: now, ExpiresAt: now.Add(s.cfg.SessionTTL)}
 	es.Token = s.seal(es.IDHash, token)
 	if err := s.cfg.Store.CreateEditorSession(ctx, es); err != nil {
-		return "", "", err
+		return SignedIn{}, err
 	}
-	return session, login, nil
+	in := SignedIn{Session: session, Login: login, Form: form}
+	if form != nil {
+		id, err := s.saveDraft(ctx, login, *form)
+		if errors.Is(err, registry.ErrNotFound) && form.ID != "" {
+			// Another person's draft, or deleted: a new one.
+			form.ID = ""
+			id, err = s.saveDraft(ctx, login, *form)
+		}
+		switch {
+		case errors.Is(err, registry.ErrDraftLimit), errors.Is(err, registry.ErrTooLarge):
+			form.ID, in.NotSaved = "", err
+		case err != nil:
+			return SignedIn{}, err
+		default:
+			form.ID = id
+		}
+	}
+	return in, nil
 }
 
 // seal encrypts a token for its session: the session's hash is the
@@ -183,12 +254,12 @@ func (s *Service) seal(idHash, token string) []byte {
 	return s.aead.Seal(nonce, nonce, []byte(token), []byte(idHash))
 }
 
-func (s *Service) open(es registry.EditorSession) (string, error) {
+func (s *Service) open(data string, sealed []byte) (string, error) {
 	n := s.aead.NonceSize()
-	if len(es.Token) < n {
+	if len(sealed) < n {
 		return "", fmt.Errorf("the session holds no token: %w", registry.ErrUnauthorized)
 	}
-	plain, err := s.aead.Open(nil, es.Token[:n], es.Token[n:], []byte(es.IDHash))
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(data))
 	if err != nil {
 		// Another session key (rotated): the person signs in again.
 		return "", fmt.Errorf("the session's token does not open with this server's key: %w", registry.ErrUnauthorized)
@@ -222,7 +293,7 @@ func (s *Service) token(ctx context.Context, session string) (string, string, er
 	if err != nil {
 		return "", "", err
 	}
-	tok, err := s.open(es)
+	tok, err := s.open(es.IDHash, es.Token)
 	return es.Login, tok, err
 }
 
