@@ -113,7 +113,7 @@ func runValidate(ctx context.Context, e env, args []string) int {
 		}
 		opts.Key, opts.ShowSealed = k, true
 	}
-	problems := set.reported(registry.Validate(registry.ParseFiles(files), opts))
+	problems := set.reported(registry.ValidateFiles(files, opts))
 	sources := make(map[string][]byte, len(files))
 	for _, f := range files {
 		sources[f.Path] = f.Content
