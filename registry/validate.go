@@ -54,7 +54,8 @@ type Options struct {
 }
 
 // Opener opens sealed answers for what they were sealed for (package
-// seal's Key is one).
+// seal's Key is one). ValidateFiles calls it from several goroutines at
+// once.
 type Opener interface {
 	Open(b seal.Binding, sealed string) (string, error)
 }
