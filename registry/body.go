@@ -244,7 +244,8 @@ type BodyOptions struct {
 	Sections map[Type][]string
 	// Exists, when set, says whether a repository path exists, for links
 	// to files that are not SIPs; known is false when it cannot tell
-	// (such links are then not checked).
+	// (such links are then not checked). ValidateFiles calls it from
+	// several goroutines at once.
 	Exists func(path string) (exists, known bool)
 	// Root is the repository's root as a path like the documents' (e.g.
 	// "../.." when they are read from a folder below it); empty when the

@@ -12,19 +12,51 @@ import (
 // bodyProblems checks a SIP's Markdown body: one title heading that
 // matches its name (body-title), the sections its type needs
 // (body-sections), relative links and anchors that resolve (body-links),
-// and cited prompt or question ids that exist (body-refs). byPath holds
-// the repository's documents, for links to other SIPs.
-func bodyProblems(d *Document, byPath map[string]*Document, opts BodyOptions) []Problem {
-	if d.SIP == nil || d.content == nil || len(bytes.TrimSpace(d.content[d.bodyStart:])) == 0 {
+// and cited prompt or question ids that exist (body-refs). anchorsOf
+// gives the anchors of the repository's other SIP files, for links to
+// them; when it is nil the links are left out (checkLinks runs them).
+func bodyProblems(d *Document, anchorsOf anchorLookup, opts BodyOptions) []Problem {
+	if !hasBody(d) {
 		return nil
 	}
 	o := d.outline()
 	var out []Problem
 	out = append(out, titleProblems(d, o)...)
 	out = append(out, sectionProblems(d, o, opts)...)
-	out = append(out, capped(linkProblems(d, o, byPath, opts), "body-links", "broken links")...)
+	if anchorsOf != nil {
+		out = append(out, checkLinks(d, o, anchorsOf, opts)...)
+	}
 	out = append(out, capped(refProblems(d, o), "body-refs", "references to ids that do not exist")...)
 	return out
+}
+
+// hasBody reports whether the body rules apply to d: a SIP with a body.
+func hasBody(d *Document) bool {
+	return d.SIP != nil && d.content != nil && len(bytes.TrimSpace(d.content[d.bodyStart:])) > 0
+}
+
+// anchorLookup gives the anchors of the SIP file at a path, and whether
+// there is one.
+type anchorLookup func(path string) (map[string]bool, bool)
+
+// checkLinks is the body-links rule of one file.
+func checkLinks(d *Document, o *outline, anchorsOf anchorLookup, opts BodyOptions) []Problem {
+	return capped(linkProblems(d, o, anchorsOf, opts), "body-links", "broken links")
+}
+
+// linksElsewhere reports whether a link of o goes to an anchor in another
+// SIP file (one of paths), which only the repository-wide pass can check.
+func linksElsewhere(d *Document, o *outline, paths map[string]int, opts BodyOptions) bool {
+	for _, l := range o.links {
+		if l.dest == "" || isExternal(l.dest) {
+			continue
+		}
+		target, frag := resolve(d.Path, l.dest, opts.Root)
+		if _, isSIP := paths[target]; isSIP && target != "" && frag != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // outline parses the body once per document.
@@ -170,7 +202,7 @@ func quoteList(s []string) string {
 	return strings.Join(out, ", ")
 }
 
-func linkProblems(d *Document, o *outline, byPath map[string]*Document, opts BodyOptions) []Problem {
+func linkProblems(d *Document, o *outline, anchorsOf anchorLookup, opts BodyOptions) []Problem {
 	var out []Problem
 	for _, l := range o.links {
 		if l.dest == "" || isExternal(l.dest) {
@@ -178,10 +210,10 @@ func linkProblems(d *Document, o *outline, byPath map[string]*Document, opts Bod
 		}
 		target, frag := resolve(d.Path, l.dest, opts.Root)
 		anchors := o.anchors
-		switch doc, isSIP := byPath[target]; {
+		switch other, isSIP := anchorsOf(target); {
 		case target == "":
 		case isSIP:
-			anchors = doc.outline().anchors
+			anchors = other
 		case opts.Exists != nil:
 			exists, known := opts.Exists(target)
 			if known && !exists {

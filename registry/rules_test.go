@@ -104,6 +104,11 @@ func (ex example) fixed() map[string][]byte {
 // validate checks files with what the example gives the engine: a base,
 // claimed numbers, a sealing key, GitHub users.
 func (ex example) validate(files map[string][]byte) []registry.Problem {
+	return registry.Validate(registry.ParseFiles(toFiles(files)), ex.options(files))
+}
+
+// options are what the example gives the engine for checking files.
+func (ex example) options(files map[string][]byte) registry.Options {
 	opts := registry.Options{Claimed: ex.claimed, Dir: registry.DefaultDir, Users: ex.users, TrustedIssuers: ex.trusted}
 	opts.Body.Exists = func(p string) (exists, known bool) { _, ok := files[p]; return ok, true }
 	if ex.key != nil {
@@ -112,7 +117,7 @@ func (ex example) validate(files map[string][]byte) []registry.Problem {
 	if ex.base != nil {
 		opts.Base = &registry.Snapshot{Name: "base", Docs: registry.ParseFiles(toFiles(ex.base))}
 	}
-	return registry.Validate(registry.ParseFiles(toFiles(files)), opts)
+	return opts
 }
 
 func toFiles(m map[string][]byte) []registry.File {

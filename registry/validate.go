@@ -54,7 +54,8 @@ type Options struct {
 }
 
 // Opener opens sealed answers for what they were sealed for (package
-// seal's Key is one).
+// seal's Key is one). ValidateFiles calls it from several goroutines at
+// once.
 type Opener interface {
 	Open(b seal.Binding, sealed string) (string, error)
 }
@@ -68,37 +69,57 @@ type Snapshot struct {
 // Validate checks a whole repository view: every file's own problems, then
 // the rules across files, then the edit rules against opts.Base and the
 // numbers claimed elsewhere. Problems come back in their stable order.
+// The documents keep everything parsed; ValidateFiles checks files that
+// are not needed afterwards in less memory.
 func Validate(docs []*Document, opts Options) []Problem {
 	// Decide "first" by path, never by the order files were read in.
 	docs = slices.SortedStableFunc(slices.Values(docs), func(a, b *Document) int { return strings.Compare(a.Path, b.Path) })
-	var out []Problem
-	for _, d := range docs {
-		out = append(out, d.Problems...)
-		if opts.Dir != "" && !Placed(opts.Dir, d.Path) {
-			want := path.Join(opts.Dir, path.Base(d.Path))
-			if d.SIP != nil && d.SIP.Number > 0 {
-				want = path.Join(opts.Dir, FileName(d.SIP.Number))
-			}
-			dir := path.Clean(opts.Dir)
-			out = append(out, problemAt(d, fileSpan, SeverityError, "file-location", "Move it to "+want+".",
-				"%s is not directly in %s/: a SIP is %s/SIP-<N>.md, and nothing in a subfolder is a SIP", d.Path, dir, dir))
-		}
-	}
 	byPath := make(map[string]*Document, len(docs))
 	for _, d := range docs {
 		byPath[d.Path] = d
 	}
-	for _, d := range docs {
-		out = append(out, authorProblems(d, opts.Users)...)
-		out = append(out, untrustedIssuers(d, opts.TrustedIssuers)...)
-		out = append(out, bodyProblems(d, byPath, opts.Body)...)
-	}
-	if opts.Key != nil {
-		for _, d := range docs {
-			out = append(out, sealedProblems(d, opts.Key, opts.ShowSealed)...)
+	anchorsOf := func(p string) (map[string]bool, bool) {
+		if d, ok := byPath[p]; ok {
+			return d.outline().anchors, true
 		}
+		return nil, false
 	}
-	out = append(out, repositoryProblems(docs)...)
+	var out []Problem
+	for _, d := range docs {
+		out = append(out, fileProblems(d, anchorsOf, opts)...)
+	}
+	return acrossFiles(docs, opts, out...)
+}
+
+// fileProblems are the problems of one file that need no other file but
+// the anchors of those its links point to (none of the links are checked
+// when anchorsOf is nil).
+func fileProblems(d *Document, anchorsOf anchorLookup, opts Options) []Problem {
+	out := slices.Clip(d.Problems)
+	if opts.Dir != "" && !Placed(opts.Dir, d.Path) {
+		want := path.Join(opts.Dir, path.Base(d.Path))
+		if d.SIP != nil && d.SIP.Number > 0 {
+			want = path.Join(opts.Dir, FileName(d.SIP.Number))
+		}
+		dir := path.Clean(opts.Dir)
+		out = append(out, problemAt(d, fileSpan, SeverityError, "file-location", "Move it to "+want+".",
+			"%s is not directly in %s/: a SIP is %s/SIP-<N>.md, and nothing in a subfolder is a SIP", d.Path, dir, dir))
+	}
+	out = append(out, authorProblems(d, opts.Users)...)
+	out = append(out, untrustedIssuers(d, opts.TrustedIssuers)...)
+	out = append(out, bodyProblems(d, anchorsOf, opts.Body)...)
+	if opts.Key != nil {
+		out = append(out, sealedProblems(d, opts.Key, opts.ShowSealed)...)
+	}
+	return out
+}
+
+// acrossFiles runs the rules across files (numbers, ids, prerequisites),
+// the edit rules and the claimed numbers on docs in path order, then
+// applies the repository's severities and sorts own, the files' own
+// problems, in with them.
+func acrossFiles(docs []*Document, opts Options, own ...Problem) []Problem {
+	out := append(own, repositoryProblems(docs)...)
 	if opts.Base != nil {
 		out = append(out, editProblems(opts.Base, docs)...)
 	}
@@ -106,6 +127,92 @@ func Validate(docs []*Document, opts Options) []Problem {
 	out = applySeverity(out, opts.Severity)
 	SortProblems(out)
 	return out
+}
+
+// ValidateFiles parses files and checks them as Validate checks their
+// documents, with the same problems in the same order, in memory that
+// does not grow with what the files hold: each file's own rules run as
+// soon as it is parsed, on every CPU, and only what the rules across
+// files read (number, id, type, status, prerequisites and where they are
+// written, heading anchors) is kept. The edit rules compare whole
+// documents, so with opts.Base it parses and keeps everything.
+func ValidateFiles(files []File, opts Options) []Problem {
+	if opts.Base != nil {
+		return Validate(ParseFiles(files), opts)
+	}
+	// Files in path order, the last of a path standing for it, as in Validate.
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(files[a].Path, files[b].Path) })
+	last := make(map[string]int, len(files))
+	for _, i := range order {
+		last[files[i].Path] = i
+	}
+	docs := make([]*Document, len(files))
+	own := make([][]Problem, len(files))
+	later := make([]bool, len(files)) // links into other SIP files, checked once all are parsed
+	each(len(files), func(i int) {
+		d := Parse(files[i].Path, files[i].Content)
+		if hasBody(d) && linksElsewhere(d, d.outline(), last, opts.Body) {
+			later[i] = true
+			own[i] = fileProblems(d, nil, opts)
+		} else {
+			// No link needs another file's anchors; only whether a
+			// path is a SIP file matters.
+			own[i] = fileProblems(d, func(p string) (map[string]bool, bool) {
+				_, ok := last[p]
+				return nil, ok
+			}, opts)
+		}
+		docs[i] = d.facts(later[i])
+	})
+	anchorsOf := func(p string) (map[string]bool, bool) {
+		if i, ok := last[p]; ok {
+			return docs[i].body.anchors, true
+		}
+		return nil, false
+	}
+	sorted := make([]*Document, len(order))
+	var out []Problem
+	for k, i := range order {
+		sorted[k] = docs[i]
+		out = append(out, own[i]...)
+		own[i] = nil
+		if later[i] {
+			out = append(out, checkLinks(docs[i], docs[i].body, anchorsOf, opts.Body)...)
+		}
+	}
+	return acrossFiles(sorted, opts, out...)
+}
+
+// facts is what the rules across files read of d: its path, where its
+// frontmatter opens, its number, id, type, status and prerequisites and
+// where they are written, and its heading anchors (with its links when
+// keepLinks, for checking them once every file is parsed). The file's
+// bytes, config, spans of other fields and the rest of its outline are
+// left behind for the collector.
+func (d *Document) facts(keepLinks bool) *Document {
+	f := &Document{Path: d.Path, fmLine: d.fmLine, prereqAt: d.prereqAt}
+	if d.SIP != nil {
+		f.SIP = &SIP{Number: d.SIP.Number, ID: d.SIP.ID, Type: d.SIP.Type, Status: d.SIP.Status, Prerequisites: d.SIP.Prerequisites}
+		f.spans = make(map[string]Span, 3)
+		for _, k := range [...]string{"sip", "id", "prerequisites"} {
+			if s, ok := d.spans[k]; ok {
+				f.spans[k] = s
+			}
+		}
+	}
+	f.body = &outline{}
+	if d.content != nil {
+		o := d.outline()
+		f.body.anchors = o.anchors
+		if keepLinks {
+			f.body.links = o.links
+		}
+	}
+	return f
 }
 
 // applySeverity gives problems the severity a repository set for their

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/siptest"
 )
@@ -222,5 +223,55 @@ func TestUpdatedAtHintNamesTheTimestampForm(t *testing.T) {
 	}
 	if len(got) != 1 || !strings.Contains(got[0].Hint, "2026-01-01T10:01:00Z") {
 		t.Fatalf("got %v, want one updated-at-not-advanced whose hint shows 2026-01-01T14:30:00Z", got)
+	}
+}
+
+// TestValidateFilesMatchesValidate: checking files with their trees
+// released as they are checked finds exactly what checking the kept
+// documents finds, in the same order, for every rule's example (broken
+// and fixed), the SafeMolt corpus and links between files.
+func TestValidateFilesMatchesValidate(t *testing.T) {
+	t.Parallel()
+	type input struct {
+		files []registry.File
+		opts  registry.Options
+	}
+	cases := map[string]input{}
+	for _, rule := range registry.Rules {
+		ex := loadExample(t, rule.ID)
+		cases[rule.ID+"/bad"] = input{toFiles(ex.bad), ex.options(ex.bad)}
+		cases[rule.ID+"/fixed"] = input{toFiles(ex.fixed()), ex.options(ex.fixed())}
+	}
+	corpus := readCorpus(t)
+	cases["corpus"] = input{corpus, registry.Options{}}
+	cases["corpus in evaluations"] = input{corpus, registry.Options{Dir: registry.DefaultDir, Severity: map[string]string{"body-sections": "off", "config-deprecated": "error"}}}
+
+	withBody := func(f registry.File, extra string) registry.File {
+		f.Content = append(slices.Clip(f.Content), extra...)
+		return f
+	}
+	linked := []registry.File{
+		withBody(sipFile(1, "one", "active", "two"), "\nSee [two](SIP-2.md#how-it-runs), [gone](SIP-2.md#how-it-walks), [three](SIP-3.md), [bad](SIP-4.md#x), [self](#passing), [nowhere](SIP-9.md#a).\n"),
+		withBody(sipFile(2, "two", "draft", "one"), "\n[back](SIP-1.md#passin) and [root](/evaluations/SIP-1.md#passing)\n"),
+		withBody(sipFile(3, "two", "active", "missing"), "\n[file](SIP-1.md)\n"),
+		{Path: "evaluations/SIP-4.md", Content: []byte("---\nsip: [\n---\n# Broken\n\n## X\n")},
+		withBody(sipFile(2, "dup", "active"), "\n[one](SIP-1.md#nope)\n"),
+	}
+	linked[4].Path = "evaluations/SIP-5.md"
+	linkOpts := registry.Options{Dir: registry.DefaultDir, Claimed: map[int]string{3: "pull request #9"}}
+	linkOpts.Body.Exists = func(string) (exists, known bool) { return false, true }
+	cases["links between files"] = input{linked, linkOpts}
+	reversed := slices.Clone(linked)
+	slices.Reverse(reversed)
+	cases["links between files, read in another order"] = input{reversed, linkOpts}
+
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			want := registry.Validate(registry.ParseFiles(in.files), in.opts)
+			got := registry.ValidateFiles(in.files, in.opts)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ValidateFiles differs from Validate (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
