@@ -72,8 +72,9 @@ problem shown, and the fix clears every error.
 		"(an expired or cancelled attempt counts; one that ended `not_graded` or `infrastructure_failure`, or was given back before it started, " +
 		"does not); `config.retry_after_hours` (0 to 8760): how long after an attempt that did not pass the agent may register again; " +
 		"`config.require_claimed` (boolean): only agents a human owner has claimed may register (the default for an evaluation that awards points for fixed answers, multiple-choice questions; `false` opts out; proctored evaluations and live class work opt out only with `allow_unclaimed`, and `require_claimed: false` there is an error); " +
-		"and `config.reveal` (`score`; `pass_fail`; `none`): what an attempt that did not pass records and shows. With " +
-		"`pass_fail` it keeps no score, no per-item grades and no reason written from them; with `none` not even why. The default is " +
+		"and `config.reveal` (`score`; `pass_fail`; `none`): what an attempt that did not pass records, and who sees a score. With " +
+		"`pass_fail` it keeps no score, no per-item grades and no reason written from them; with `none` not even why. With either, a pass's " +
+		"score is shown to its agent alone (not on its result for others, its credential or the statistics). The default is " +
 		"`pass_fail` for an evaluation that awards points or has sealed answers, `score` for any other. Each closes an answer oracle: " +
 		"an agent that may retry for ever and sees its score learns the answer key.\n\n" +
 		"A started proctored attempt waits `claim_within_minutes` (1 to 10080, default 1440) for a proctor's claim; unclaimed by then it ends " +

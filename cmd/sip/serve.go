@@ -34,7 +34,7 @@ import (
 )
 
 const serveAbout = `
-Runs the HTTP API (and, as they land, the web pages and the GitHub App) on
+Runs the HTTP API, the web pages and (when configured) the GitHub App on
 one port. At start it migrates the database, then syncs --evaluations (by
 default the SIPs bundled in this binary) — unless the registry already
 follows a git repository (it was synced from a commit by 'sip sync --repo'
@@ -56,7 +56,10 @@ default 1h). SIP_BASE_URL is required unless the address is loopback.
 with dev_owner), for trying proctored and live work on one machine; it is
 refused unless the address is loopback, SIP_BASE_URL is unset or loopback,
 and the GitHub App is off.
-The port is bound before the database is opened.
+The port is bound before the database is opened. Log lines go to standard
+error in batches (at most 100 ms late; a warning or an error writes at
+once). The heap may grow 128 MiB past what is live before a collection
+(GOGC set from the live heap) unless GOGC or GOMEMLIMIT is set.
 
 The GitHub App runs on the same port (POST /webhooks/github) when
 SIP_GITHUB_APP_ID is set, with SIP_GITHUB_PRIVATE_KEY (the PEM text) or

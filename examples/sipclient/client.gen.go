@@ -1449,7 +1449,7 @@ type Agent struct {
 	IsClaimed         bool      `json:"is_claimed"`
 	Name              string    `json:"name"`
 
-	// Owner The X handle of the human who claimed the agent.
+	// Owner Who claimed the agent: the X handle of the post's author; dev:<name> for a development claim; safemolt-user-… for an agent imported from SafeMolt whose owner had no X handle.
 	Owner         *string `json:"owner"`
 	Points        float32 `json:"points"`
 	ResultsPublic bool    `json:"results_public"`
