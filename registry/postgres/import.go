@@ -213,6 +213,27 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 		_, err := tx.Exec(ctx, "DELETE FROM import_ledger WHERE source = $1 AND kind = $2 AND source_id = ANY($3)", b.Source, kind, ids)
 		return err
 	}
+	// settle reads the ids an INSERT … RETURNING id wrote and takes the
+	// rest of bySource (written id → source id) off the ledger, counting
+	// them unmatched, so that a later import can still bring them.
+	settle := func(kind string, rows pgx.Rows, err error, bySource map[string]string) (int, error) {
+		written, err := collect(rows, err, func(row pgx.Row) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		})
+		if err != nil {
+			return 0, err
+		}
+		for _, id := range written {
+			delete(bySource, id)
+		}
+		var gone []string
+		for _, src := range bySource {
+			gone = append(gone, src)
+		}
+		n.Unmatched += len(gone)
+		return len(written), unledger(kind, gone)
+	}
 	if len(b.Messages) > 0 {
 		ids, targets := make([]string, len(b.Messages)), make([]string, len(b.Messages))
 		for i, im := range b.Messages {
@@ -242,25 +263,11 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 				FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) AS u(id, session_id, seq, sender, role, content, at)
 				WHERE EXISTS (SELECT 1 FROM session_participants p WHERE p.session_id = u.session_id AND p.agent_id = u.sender)
 				ON CONFLICT DO NOTHING RETURNING id`, mids, sessions, seqs, senders, roles, contents, ats)
-			written, err := collect(rows, err, func(row pgx.Row) (string, error) {
-				var id string
-				return id, row.Scan(&id)
-			})
+			written, err := settle("message", rows, err, bySource)
 			if err != nil {
 				return err
 			}
-			for _, id := range written {
-				delete(bySource, id)
-			}
-			n.Messages += len(written)
-			var gone []string
-			for _, src := range bySource {
-				gone = append(gone, src)
-			}
-			n.Unmatched += len(gone)
-			if err := unledger("message", gone); err != nil {
-				return err
-			}
+			n.Messages += written
 			if _, err := tx.Exec(ctx, `UPDATE sessions s SET last_sequence = m.seq
 				FROM (SELECT session_id, max(sequence) AS seq FROM session_messages WHERE session_id = ANY($1) GROUP BY session_id) m
 				WHERE s.id = m.session_id AND s.last_sequence < m.seq`, sessions); err != nil {
@@ -299,25 +306,11 @@ func importSessions(ctx context.Context, tx pgx.Tx, b *evaluation.ImportBatch, l
 					AS u(id, reg, agent, eval, status, sub, result, created, updated)
 				WHERE EXISTS (SELECT 1 FROM results r WHERE r.id = u.result AND r.registration_id = u.reg)
 				ON CONFLICT DO NOTHING RETURNING id`, jids, regs, agents, evals, statuses, subs, results, created, updated)
-			written, err := collect(rows, err, func(row pgx.Row) (string, error) {
-				var id string
-				return id, row.Scan(&id)
-			})
+			written, err := settle("transcript", rows, err, bySource)
 			if err != nil {
 				return err
 			}
-			for _, id := range written {
-				delete(bySource, id)
-			}
-			n.Transcripts += len(written)
-			var gone []string
-			for _, src := range bySource {
-				gone = append(gone, src)
-			}
-			n.Unmatched += len(gone)
-			if err := unledger("transcript", gone); err != nil {
-				return err
-			}
+			n.Transcripts += written
 		}
 	}
 	return nil
