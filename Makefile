@@ -13,7 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.d
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 5x
 
-.PHONY: all build run test test-short bench bench-import bench-validate perfcheck fuzz lint fmt index docs screenshots clean release release-check image
+.PHONY: all build run test test-short bench bench-import bench-validate bench-startup perfcheck fuzz lint fmt index docs screenshots clean release release-check image
 
 all: lint test build
 
@@ -65,6 +65,19 @@ bench:
 	$(GO) test -run '^$$' -bench SyncState -benchtime 20000x ./registry/sqlite
 	$(GO) test -run '^$$' -bench AccessLog -benchtime 100000x ./api
 	$(GO) run ./api/apitest/readbench -sip ./$(BIN) -sizes 10,50,1000
+	$(MAKE) bench-validate
+	$(MAKE) bench-startup
+
+## bench-startup: how long `sip --version` and validating one file take to start and finish (target: under 8 ms),
+## next to an empty Go program built the same way (the floor no Go binary can beat)
+bench-startup:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sip
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/empty ./registry/siptest/empty
+	@if command -v hyperfine >/dev/null; then \
+		hyperfine -N -w 20 -r 200 ./bin/empty './$(BIN) --version' './$(BIN) validate evaluations/SIP-2.md'; \
+	else \
+		echo "bench-startup needs hyperfine (apt-get install hyperfine)"; exit 1; \
+	fi
 
 ## bench-import: import a generated SafeMolt database of 100,000 agents and 1,000,000 results
 # (SIP_BENCH_IMPORT_AGENTS agents, ten results each) into SQLite and into PostgreSQL, each store
