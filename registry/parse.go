@@ -129,6 +129,13 @@ var bom = []byte("\xef\xbb\xbf")
 // Parse reads one SIP file. It never fails: whatever is wrong with the file
 // is in the returned document's Problems.
 func Parse(path string, content []byte) *Document {
+	return parse(path, content, true)
+}
+
+// parse reads one SIP file, and its body's outline when eager (otherwise
+// the outline is read when first asked for: a file read only for what the
+// rules across files need may never be asked).
+func parse(path string, content []byte, eager bool) *Document {
 	doc := &Document{Path: path, spans: make(map[string]Span, 16), raw: content} // the top-level fields, about 16
 	ps := &problems{path: path}
 	defer func() { doc.Problems = ps.list }()
@@ -185,7 +192,9 @@ func Parse(path string, content []byte) *Document {
 		doc.SIP.Description = describeBody(body)
 		// Read the body's outline here, where files are parsed in
 		// parallel, rather than in the repository rules.
-		doc.outline()
+		if eager {
+			doc.outline()
+		}
 		if len(bytes.TrimSpace(body)) == 0 {
 			ps.warnf("body-empty", Span{Line: open, Column: 1}, "Describe what the evaluation tests, how, and how it is scored.",
 				"the SIP has no Markdown body after its frontmatter")

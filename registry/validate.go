@@ -51,6 +51,17 @@ type Options struct {
 	// its policy file, or `sip validate --config`): error, warning, or off
 	// to drop the rule's problems.
 	Severity map[string]string
+	// Reported, when set, says which files' problems are wanted (`sip
+	// validate FILE` wants FILE's, not those of the SIPs beside it, which
+	// it reads for their numbers, ids, prerequisites and anchors). The
+	// other files' own rules do not run and no problem of theirs is
+	// returned; the rules across files still see every file.
+	Reported func(path string) bool
+}
+
+// reported says whether the problems of the file at path are wanted.
+func (o Options) reported(path string) bool {
+	return o.Reported == nil || o.Reported(path)
 }
 
 // Opener opens sealed answers for what they were sealed for (package
@@ -86,7 +97,9 @@ func Validate(docs []*Document, opts Options) []Problem {
 	}
 	var out []Problem
 	for _, d := range docs {
-		out = append(out, fileProblems(d, anchorsOf, opts)...)
+		if opts.reported(d.Path) {
+			out = append(out, fileProblems(d, anchorsOf, opts)...)
+		}
 	}
 	return acrossFiles(docs, opts, out...)
 }
@@ -125,6 +138,9 @@ func acrossFiles(docs []*Document, opts Options, own ...Problem) []Problem {
 	}
 	out = append(out, collisionProblems(opts, docs)...)
 	out = applySeverity(out, opts.Severity)
+	if opts.Reported != nil {
+		out = slices.DeleteFunc(out, func(p Problem) bool { return !opts.Reported(p.Path) })
+	}
 	SortProblems(out)
 	return out
 }
@@ -154,6 +170,12 @@ func ValidateFiles(files []File, opts Options) []Problem {
 	own := make([][]Problem, len(files))
 	later := make([]bool, len(files)) // links into other SIP files, checked once all are parsed
 	each(len(files), func(i int) {
+		if !opts.reported(files[i].Path) {
+			// Read for the rules across files only: its anchors are
+			// read if a reported file links to them.
+			docs[i] = parse(files[i].Path, files[i].Content, false).sideFacts()
+			return
+		}
 		d := Parse(files[i].Path, files[i].Content)
 		if hasBody(d) && linksElsewhere(d, d.outline(), last, opts.Body) {
 			later[i] = true
@@ -170,7 +192,7 @@ func ValidateFiles(files []File, opts Options) []Problem {
 	})
 	anchorsOf := func(p string) (map[string]bool, bool) {
 		if i, ok := last[p]; ok {
-			return docs[i].body.anchors, true
+			return docs[i].outline().anchors, true
 		}
 		return nil, false
 	}
@@ -194,6 +216,34 @@ func ValidateFiles(files []File, opts Options) []Problem {
 // bytes, config, spans of other fields and the rest of its outline are
 // left behind for the collector.
 func (d *Document) facts(keepLinks bool) *Document {
+	f := d.bare()
+	f.body = &outline{}
+	if d.content != nil {
+		o := d.outline()
+		f.body.anchors = o.anchors
+		if keepLinks {
+			f.body.links = o.links
+		}
+	}
+	return f
+}
+
+// sideFacts is facts for a file whose problems are not reported: its
+// anchors are read from its body only if a link of a reported file asks
+// for them, so the body is kept instead of its outline.
+func (d *Document) sideFacts() *Document {
+	f := d.bare()
+	if d.content != nil {
+		f.content, f.bodyStart = d.content, d.bodyStart
+	} else {
+		f.body = &outline{}
+	}
+	return f
+}
+
+// bare is d's path, frontmatter line, and the fields and spans the rules
+// across files read.
+func (d *Document) bare() *Document {
 	f := &Document{Path: d.Path, fmLine: d.fmLine, prereqAt: d.prereqAt}
 	if d.SIP != nil {
 		f.SIP = &SIP{Number: d.SIP.Number, ID: d.SIP.ID, Type: d.SIP.Type, Status: d.SIP.Status, Prerequisites: d.SIP.Prerequisites}
@@ -202,14 +252,6 @@ func (d *Document) facts(keepLinks bool) *Document {
 			if s, ok := d.spans[k]; ok {
 				f.spans[k] = s
 			}
-		}
-	}
-	f.body = &outline{}
-	if d.content != nil {
-		o := d.outline()
-		f.body.anchors = o.anchors
-		if keepLinks {
-			f.body.links = o.links
 		}
 	}
 	return f

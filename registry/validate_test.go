@@ -275,3 +275,45 @@ func TestValidateFilesMatchesValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateReportedFiles: naming the files whose problems are wanted
+// (sip validate FILE, with the SIPs beside it read for context) returns
+// exactly their problems among those of checking every file, whether
+// their own rules ran for the others or not.
+func TestValidateReportedFiles(t *testing.T) {
+	t.Parallel()
+	withBody := func(f registry.File, extra string) registry.File {
+		f.Content = append(slices.Clip(f.Content), extra...)
+		return f
+	}
+	linked := []registry.File{
+		withBody(sipFile(1, "one", "active", "two"), "\nSee [two](SIP-2.md#how-it-runs), [gone](SIP-2.md#how-it-walks), [bad](SIP-4.md#x), [self](#passing).\n"),
+		withBody(sipFile(2, "two", "draft", "one"), "\n[back](SIP-1.md#passin) and [root](/evaluations/SIP-1.md#passing)\n"),
+		withBody(sipFile(3, "two", "active", "missing"), "\n[file](SIP-1.md)\n"),
+		{Path: "evaluations/SIP-4.md", Content: []byte("---\nsip: [\n---\n# Broken\n\n## X\n")},
+	}
+	opts := registry.Options{Dir: registry.DefaultDir, Claimed: map[int]string{3: "pull request #9"}}
+	opts.Body.Exists = func(string) (exists, known bool) { return false, true }
+	sets := map[string][]registry.File{"links between files": linked, "corpus": readCorpus(t)}
+	for name, files := range sets {
+		all := registry.Validate(registry.ParseFiles(files), opts)
+		for _, f := range files {
+			t.Run(name+"/"+f.Path, func(t *testing.T) {
+				var want []registry.Problem
+				for _, p := range all {
+					if p.Path == f.Path {
+						want = append(want, p)
+					}
+				}
+				o := opts
+				o.Reported = func(p string) bool { return p == f.Path }
+				if diff := cmp.Diff(want, registry.ValidateFiles(files, o)); diff != "" {
+					t.Errorf("ValidateFiles with Reported differs from the reported file's problems (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(want, registry.Validate(registry.ParseFiles(files), o)); diff != "" {
+					t.Errorf("Validate with Reported differs from the reported file's problems (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}

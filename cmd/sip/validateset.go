@@ -125,19 +125,18 @@ func repositoryRoot(p string) (string, bool) {
 	}
 }
 
-// reported keeps the problems about what was named.
-func (s *validateSet) reported(ps []registry.Problem) []registry.Problem {
-	out := ps[:0]
-	for _, p := range ps {
-		keep := s.files1[p.Path]
-		for _, f := range s.folders {
-			keep = keep || f == "." || strings.HasPrefix(p.Path, f+"/")
-		}
-		if keep {
-			out = append(out, p)
+// reported says whether the problems of the file at path are wanted:
+// it was named, or lies in a folder that was.
+func (s *validateSet) reported(path string) bool {
+	if s.files1[path] {
+		return true
+	}
+	for _, f := range s.folders {
+		if f == "." || strings.HasPrefix(path, f+"/") {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // linkChecker says whether a linked path exists, inside the repository
