@@ -1,16 +1,26 @@
 package api_test
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,9 +144,6 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			}
 			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore)})))
 			defer srv.Close()
-			tr := &http.Transport{MaxIdleConns: agents, MaxIdleConnsPerHost: agents}
-			defer tr.CloseIdleConnections()
-			hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 			keys := make([]string, agents)
 			floorAgents := make([]*registry.Agent, agents)
 			for i := range keys {
@@ -155,20 +162,35 @@ func BenchmarkPoAWFlow(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			conns := make([]*agentConn, agents)
+			for i, key := range keys {
+				if conns[i], err = dialAgent(srv.Listener.Addr().String(), key); err != nil {
+					b.Fatal(err)
+				}
+				defer conns[i].Close()
+			}
+			defer collectAsServed()()
 			var seq atomic.Int64 // registration ids of the floor
 			// Warm both sides up (connections, caches, the pool) unmeasured.
-			runFlows(b, hc, srv.URL, keys, d/5)
+			runFlows(b, conns, d/5)
 			floorFlows(b, s, floorAgents, &seq, d/5)
 			for b.Loop() {
 				var flows, floor int64
+				var cpu, floorCPU time.Duration
 				var lat []time.Duration
 				for r := range rounds {
 					overHTTP := func() {
-						n, l := runFlows(b, hc, srv.URL, keys, d)
+						t := processCPU()
+						n, l := runFlows(b, conns, d)
+						cpu += processCPU() - t
 						flows += n
 						lat = append(lat, l...)
 					}
-					direct := func() { floor += floorFlows(b, s, floorAgents, &seq, d) }
+					direct := func() {
+						t := processCPU()
+						floor += floorFlows(b, s, floorAgents, &seq, d)
+						floorCPU += processCPU() - t
+					}
 					if r%2 == 0 {
 						overHTTP()
 						direct()
@@ -186,40 +208,117 @@ func BenchmarkPoAWFlow(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(floor)/secs, "floor-flows/s")
 				b.ReportMetric(float64(flows)/float64(floor), "x-floor")
+				// This process's CPU per flow (server and client, or the
+				// floor's store calls; not the database server's).
+				b.ReportMetric(float64(cpu.Microseconds())/float64(flows), "cpu-us/flow")
+				b.ReportMetric(float64(floorCPU.Microseconds())/float64(floor), "floor-cpu-us/flow")
 			}
 		})
 	}
 }
 
-// runFlows runs the flow over HTTP, one agent per key, for d, and returns
-// the flows completed and every request's latency.
-func runFlows(b *testing.B, hc *http.Client, base string, keys []string, d time.Duration) (int64, []time.Duration) {
+// collectAsServed sets the collector's GOGC as sip serve sets it from the
+// live heap (cmd/sip/gctune.go: a collection waits for 128 MiB of garbage,
+// GOGC between 100 and 800), unless GOGC or GOMEMLIMIT is set, and returns
+// the function that puts the previous setting back. A test binary's live
+// heap is a few megabytes: with the default, both sides would pay for
+// collections a server does not make.
+func collectAsServed() func() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	live := max(sample[0].Value.Uint64(), 1)
+	old := debug.SetGCPercent(int(min(800, max(100, (128<<20)*100/live))))
+	return func() { debug.SetGCPercent(old) }
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// agentConn is one agent's keep-alive connection to the server. Requests
+// are written with net/http's own HTTP/1.1 encoding and responses read
+// with its parser, on the agent's goroutine: a real agent runs on another
+// machine, and http.Transport's two goroutines per connection (and their
+// hand-offs) would take the CPU the server shares with this process.
+type agentConn struct {
+	net.Conn
+	host, key string
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	body      bytes.Buffer // the last response's body
+}
+
+func dialAgent(addr, key string) (*agentConn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &agentConn{Conn: c, host: addr, key: key, br: bufio.NewReader(c), bw: bufio.NewWriter(c)}, nil
+}
+
+// do sends one request with the agent's key and decodes the response body
+// into out (when not nil); it returns the status.
+func (c *agentConn) do(method, path, body string, out any) (int, error) {
+	req := &http.Request{Method: method, URL: &url.URL{Path: path}, Host: c.host, ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Authorization": {"Bearer " + c.key}, "Content-Type": {"application/json"}}}
+	if body != "" {
+		req.Body, req.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := req.Write(c.bw); err != nil {
+		return 0, err
+	}
+	if err := c.bw.Flush(); err != nil {
+		return 0, err
+	}
+	resp, err := http.ReadResponse(c.br, req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	c.body.Reset()
+	if _, err := c.body.ReadFrom(resp.Body); err != nil { // to the end, so the next response starts where it should
+		return 0, err
+	}
+	if out != nil {
+		if err := json.Unmarshal(c.body.Bytes(), out); err != nil {
+			return 0, err
+		}
+	}
+	if resp.Close {
+		return resp.StatusCode, errors.New("the server closed the connection")
+	}
+	return resp.StatusCode, nil
+}
+
+// runFlows runs the flow over HTTP, one agent per connection, for d, and
+// returns the flows completed and every request's latency.
+func runFlows(b *testing.B, conns []*agentConn, d time.Duration) (int64, []time.Duration) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var flows atomic.Int64
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
-	for _, key := range keys {
+	for _, conn := range conns {
 		wg.Go(func() {
 			mine := make([]time.Duration, 0, 1024)
 			call := func(method, path, body string, out any) bool {
-				req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+key)
-				req.Header.Set("Content-Type", "application/json")
 				start := time.Now()
-				resp, err := hc.Do(req)
+				status, err := conn.do(method, path, body, out)
 				if err != nil {
 					b.Error(err)
 					return false
 				}
-				defer resp.Body.Close()
-				if out != nil {
-					json.NewDecoder(resp.Body).Decode(out)
-				}
-				io.Copy(io.Discard, resp.Body) // to EOF, or the connection is not reused
 				mine = append(mine, time.Since(start))
-				if resp.StatusCode >= 300 {
-					b.Errorf("%s %s: %d", method, path, resp.StatusCode)
+				if status >= 300 {
+					b.Errorf("%s %s: %d", method, path, status)
 					return false
 				}
 				return true
