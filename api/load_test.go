@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -210,10 +209,12 @@ func BenchmarkPoAWFlow(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 				b.ReportMetric(float64(floor)/secs, "floor-flows/s")
 				b.ReportMetric(float64(flows)/float64(floor), "x-floor")
-				// This process's CPU per flow (server and client, or the
-				// floor's store calls; not the database server's).
-				b.ReportMetric(float64(cpu.Microseconds())/float64(flows), "cpu-us/flow")
-				b.ReportMetric(float64(floorCPU.Microseconds())/float64(floor), "floor-cpu-us/flow")
+				if cpu > 0 && flows > 0 {
+					// This process's CPU per flow (server and client, or
+					// the floor's store calls; not the database server's).
+					b.ReportMetric(float64(cpu.Microseconds())/float64(flows), "cpu-us/flow")
+					b.ReportMetric(float64(floorCPU.Microseconds())/float64(floor), "floor-cpu-us/flow")
+				}
 			}
 		})
 	}
@@ -235,13 +236,6 @@ func collectAsServed() func() {
 	live := max(sample[0].Value.Uint64(), 1)
 	old := debug.SetGCPercent(int(min(800, max(100, (128<<20)*100/live))))
 	return func() { debug.SetGCPercent(old) }
-}
-
-// processCPU is the CPU time this process has used, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // agentConn is one agent's keep-alive connection to the server. Requests
