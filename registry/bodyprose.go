@@ -32,8 +32,10 @@ func (proseParagraphs) Transform(node *ast.Paragraph, reader text.Reader, pc par
 	src := reader.Source()
 	for i := range lines.Len() {
 		seg := lines.At(i)
-		if bytes.ContainsAny(src[seg.Start:seg.Stop], "[`<") {
-			return
+		for _, c := range src[seg.Start:seg.Stop] {
+			if c == '[' || c == '`' || c == '<' {
+				return
+			}
 		}
 	}
 	if _, at := reader.Position(); mayBeSetextBar(src, at.Start) {
