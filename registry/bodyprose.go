@@ -29,14 +29,12 @@ func (proseParagraphs) Transform(node *ast.Paragraph, reader text.Reader, pc par
 	if lines.Len() == 0 {
 		return
 	}
+	// From the first line to the last: between lines there are only
+	// the prefixes of the containers (quote marks, indentation).
 	src := reader.Source()
-	for i := range lines.Len() {
-		seg := lines.At(i)
-		for _, c := range src[seg.Start:seg.Stop] {
-			if c == '[' || c == '`' || c == '<' {
-				return
-			}
-		}
+	text := src[lines.At(0).Start:lines.At(lines.Len()-1).Stop]
+	if bytes.IndexByte(text, '[') >= 0 || bytes.IndexByte(text, '`') >= 0 || bytes.IndexByte(text, '<') >= 0 {
+		return
 	}
 	if _, at := reader.Position(); mayBeSetextBar(src, at.Start) {
 		return
