@@ -9,13 +9,10 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
 
 // DefaultSections are the level-2 headings a SIP body of each kind must
@@ -33,12 +30,6 @@ var defaultEvaluationSections = []string{"How it runs | Procedure | Certificatio
 // maxPerRule bounds the problems one body rule reports in one file: a body
 // with ten thousand broken links gets this many and a count of the rest.
 const maxPerRule = 20
-
-// markdown parses SIP bodies as GitHub renders them (tables included),
-// for the outline: paragraphs that cannot hold what the outline reads are
-// left unparsed (see proseParagraphs).
-var markdown = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough),
-	goldmark.WithParserOptions(parser.WithParagraphTransformers(util.Prioritized(proseParagraphs{}, 1000))))
 
 // outline is what the body rules read of a Markdown body.
 type outline struct {
@@ -71,7 +62,7 @@ var explicitID = regexp.MustCompile(`(?i)<a\s+(?:name|id)\s*=\s*"([^"]+)"`)
 // outlineOf reads a document's body; spans are in file lines.
 func outlineOf(d *Document) *outline {
 	first := bytes.Count(d.content[:d.bodyStart], []byte("\n")) // lines before the body
-	return outlineOfBody(d.content[d.bodyStart:], first, markdown.Parser())
+	return outlineOfBody(d.content[d.bodyStart:], first, outlineParser)
 }
 
 // outlineOfBody reads a Markdown body whose first line is line first+1

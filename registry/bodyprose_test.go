@@ -46,7 +46,7 @@ var proseCases = []string{
 
 func outlinesAgree(t *testing.T, name string, body []byte) {
 	t.Helper()
-	got := outlineOfBody(body, 3, markdown.Parser())
+	got := outlineOfBody(body, 3, outlineParser)
 	want := outlineOfBody(body, 3, fullMarkdown.Parser())
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: outline\n got %+v\nwant %+v", name, got, want)
@@ -101,4 +101,4 @@ func FuzzOutline(f *testing.F) {
 	})
 }
 
-var _ parser.ParagraphTransformer = proseParagraphs{}
+var _ parser.ParagraphTransformer = outlineParagraphs{}
