@@ -9,10 +9,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -31,9 +30,6 @@ var defaultEvaluationSections = []string{"How it runs | Procedure | Certificatio
 // maxPerRule bounds the problems one body rule reports in one file: a body
 // with ten thousand broken links gets this many and a count of the rest.
 const maxPerRule = 20
-
-// markdown parses SIP bodies as GitHub renders them (tables included).
-var markdown = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
 
 // outline is what the body rules read of a Markdown body.
 type outline struct {
@@ -65,10 +61,14 @@ var explicitID = regexp.MustCompile(`(?i)<a\s+(?:name|id)\s*=\s*"([^"]+)"`)
 
 // outlineOf reads a document's body; spans are in file lines.
 func outlineOf(d *Document) *outline {
-	body := d.content[d.bodyStart:]
 	first := bytes.Count(d.content[:d.bodyStart], []byte("\n")) // lines before the body
-	src := body
-	root := markdown.Parser().Parse(text.NewReader(src))
+	return outlineOfBody(d.content[d.bodyStart:], first, outlineParser)
+}
+
+// outlineOfBody reads a Markdown body whose first line is line first+1
+// of its file, as p parses it.
+func outlineOfBody(src []byte, first int, p parser.Parser) *outline {
+	root := p.Parse(text.NewReader(src))
 	o := &outline{anchors: map[string]bool{}}
 	// Line starts, found once, so that placing each node is a binary
 	// search rather than a count from the top of the body.

@@ -110,6 +110,14 @@ func headingKey(s string) string {
 		}
 		s = strings.TrimSpace(s[:i])
 	}
+	if key, ok := headingKeyASCII(s); ok {
+		return key
+	}
+	return headingKeyUnicode(s)
+}
+
+// headingKeyUnicode is the rest of headingKey for any text.
+func headingKeyUnicode(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -123,6 +131,47 @@ func headingKey(s string) string {
 		words = words[1:] // a section number: 3. or 2.1
 	}
 	return strings.Join(words, " ")
+}
+
+// headingKeyASCII is the rest of headingKey for ASCII text, in one pass:
+// its words of letters and digits in lower case, without the leading
+// ones that are all digits, joined by single spaces; ok is false when s
+// is not all ASCII.
+func headingKeyASCII(s string) (key string, ok bool) {
+	b := make([]byte, 0, len(s))
+	number := true // still in the leading words that are all digits
+	wordStart := -1
+	for i := 0; i <= len(s); i++ {
+		c := byte(' ')
+		if i < len(s) {
+			c = s[i]
+		}
+		switch {
+		case c >= 0x80:
+			return "", false
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z':
+			if wordStart < 0 {
+				wordStart = len(b)
+				if len(b) > 0 {
+					b = append(b, ' ')
+					wordStart++
+				}
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+			if c > '9' {
+				number = false
+			}
+		case wordStart >= 0:
+			if number {
+				b = b[:0] // a section number: 3. or 2.1
+			}
+			wordStart = -1
+		}
+	}
+	return string(b), true
 }
 
 // hasSection reports whether a heading (as headingKey reads it) is the

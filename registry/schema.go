@@ -20,8 +20,6 @@ var topFields = []string{
 }
 
 var (
-	idRE     = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	moduleRE = regexp.MustCompile(`^[a-z0-9]+([_-][a-z0-9]+)*$`)
 	semverRE = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
 )
 
@@ -80,7 +78,7 @@ func (d *decoder) decodeSIP(rootNode *yaml.Node, doc *Document) *SIP {
 	}
 
 	if id, v := reqString("id"); v != nil {
-		if len(id) > MaxIDLength || !idRE.MatchString(id) {
+		if len(id) > MaxIDLength || !isSlug(id, false) {
 			hint := "Use lower-case words joined by hyphens"
 			if k := kebab(id); k != "" && len(k) <= MaxIDLength {
 				hint += ", e.g. `" + k + "`"
@@ -109,7 +107,7 @@ func (d *decoder) decodeSIP(rootNode *yaml.Node, doc *Document) *SIP {
 	}
 
 	if m, v := reqString("module"); v != nil {
-		if !moduleRE.MatchString(m) || len(m) > MaxIDLength {
+		if !isSlug(m, true) || len(m) > MaxIDLength {
 			d.ps.errorf("id-format", d.span(v), "Use lower-case words joined by hyphens or underscores, e.g. `safety`.",
 				"module %q is not a slug", m)
 		} else {
@@ -488,4 +486,23 @@ func Kebab(name string) string {
 		k = strings.TrimRight(k[:MaxIDLength], "-")
 	}
 	return k
+}
+
+// isSlug reports whether s is lower-case words of letters and digits
+// joined by single hyphens (or underscores, with underscore), as
+// ^[a-z0-9]+(-[a-z0-9]+)*$ (^[a-z0-9]+([_-][a-z0-9]+)*$) match, without
+// running a regular expression for every SIP.
+func isSlug(s string, underscore bool) bool {
+	word := false // the last character was a letter or digit
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			word = true
+		case word && (c == '-' || underscore && c == '_'):
+			word = false
+		default:
+			return false
+		}
+	}
+	return word
 }

@@ -24,11 +24,23 @@ func closest(s string, candidates []string) (string, int) {
 		if string(nc) == string(ns) {
 			return c, 0
 		}
+		// The distance is at least the difference in length: a
+		// candidate that cannot come closer is not measured.
+		if abs(len(ns)-len(nc)) >= bestDist {
+			continue
+		}
 		if d := levenshtein(ns, nc); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
 	return best, bestDist
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // normalizeName appends s to dst in lower case without hyphens,

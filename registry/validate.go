@@ -132,11 +132,25 @@ func fileProblems(d *Document, anchorsOf anchorLookup, opts Options) []Problem {
 // applies the repository's severities and sorts own, the files' own
 // problems, in with them.
 func acrossFiles(docs []*Document, opts Options, own ...Problem) []Problem {
-	out := append(own, repositoryProblems(docs)...)
+	return acrossFilesAfter(docs, opts, [][]Problem{own}, len(own))
+}
+
+// acrossFilesAfter is acrossFiles after the problems of own, in turn,
+// which hold n; the result is allocated once, at its size.
+func acrossFilesAfter(docs []*Document, opts Options, own [][]Problem, n int) []Problem {
+	repo := repositoryProblems(docs)
+	var edit []Problem
 	if opts.Base != nil {
-		out = append(out, editProblems(opts.Base, docs)...)
+		edit = editProblems(opts.Base, docs)
 	}
-	out = append(out, collisionProblems(opts, docs)...)
+	collisions := collisionProblems(opts, docs)
+	out := make([]Problem, 0, n+len(repo)+len(edit)+len(collisions))
+	for _, ps := range own {
+		out = append(out, ps...)
+	}
+	out = append(out, repo...)
+	out = append(out, edit...)
+	out = append(out, collisions...)
 	out = applySeverity(out, opts.Severity)
 	if opts.Reported != nil {
 		out = slices.DeleteFunc(out, func(p Problem) bool { return !opts.Reported(p.Path) })
@@ -197,16 +211,19 @@ func ValidateFiles(files []File, opts Options) []Problem {
 		return nil, false
 	}
 	sorted := make([]*Document, len(order))
-	var out []Problem
+	parts := make([][]Problem, 0, len(order))
+	n := 0
 	for k, i := range order {
 		sorted[k] = docs[i]
-		out = append(out, own[i]...)
-		own[i] = nil
+		parts = append(parts, own[i])
+		n += len(own[i])
 		if later[i] {
-			out = append(out, checkLinks(docs[i], docs[i].body, anchorsOf, opts.Body)...)
+			links := checkLinks(docs[i], docs[i].body, anchorsOf, opts.Body)
+			parts = append(parts, links)
+			n += len(links)
 		}
 	}
-	return acrossFiles(sorted, opts, out...)
+	return acrossFilesAfter(sorted, opts, parts, n)
 }
 
 // facts is what the rules across files read of d: its path, where its
