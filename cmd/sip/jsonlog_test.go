@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// oddStrings need escaping, or look as if they might.
+var oddStrings = []string{
+	"", "plain", `/api/v1/evaluations`, `quote " and backslash \`, "tab\tnew line\ncarriage\r",
+	"bell\a nul\x00 esc\x1b del\x7f", "<script>&amp;</script>", "naïve café 日本語 🙂",
+	"invalid \xff\xfe utf-8 \xc3", "line\u2028separator\u2029paragraph", "/claim/[redacted]",
+	"Mozilla/5.0 (X11; Linux x86_64) \"quoted\" agent", strings.Repeat("long/", 400),
+}
+
+// accessRecord builds a record as the API's access log does.
+func accessRecord(t time.Time, path, remote string) slog.Record {
+	tail := []slog.Attr{slog.Int("status", 200), slog.Int64("bytes", 5123), slog.Int64("duration_us", 17), slog.String("remote", remote)}
+	r := slog.NewRecord(t, slog.LevelInfo, "request", 0)
+	r.AddAttrs(slog.String("request_id", "0123456789abcdef01234567"), slog.String("method", "GET"),
+		slog.String("route", "/api/v1/evaluations"), slog.String("path", path), slog.Attr{Value: slog.GroupValue(tail...)})
+	return r
+}
+
+// TestJSONLogHandler: every record is written exactly as slog's
+// JSONHandler writes it, those encoded here and those handed over.
+func TestJSONLogHandler(t *testing.T) {
+	at := time.Date(2026, 11, 26, 6, 30, 1, 234500000, time.UTC)
+	zone := time.FixedZone("east", 5*3600+30*60)
+	type rec struct {
+		name string
+		r    slog.Record
+	}
+	var recs []rec
+	add := func(name string, level slog.Level, msg string, when time.Time, attrs ...slog.Attr) {
+		r := slog.NewRecord(when, level, msg, 0)
+		r.AddAttrs(attrs...)
+		recs = append(recs, rec{name, r})
+	}
+	for i, s := range oddStrings {
+		recs = append(recs, rec{"access line, odd path " + strconv.Itoa(i), accessRecord(at, s, s)})
+		add("odd message "+strconv.Itoa(i), slog.LevelInfo, s, at)
+		add("odd key "+strconv.Itoa(i), slog.LevelInfo, "m", at, slog.String(s+"k", s))
+	}
+	add("no attributes", slog.LevelInfo, "hello", at)
+	add("zero time", slog.LevelInfo, "hello", time.Time{}, slog.Int("n", 1))
+	add("monotonic clock", slog.LevelInfo, "hello", time.Now())
+	add("other zone", slog.LevelInfo, "hello", at.In(zone))
+	add("whole second", slog.LevelInfo, "hello", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	add("nanoseconds", slog.LevelInfo, "hello", time.Date(2026, 1, 2, 3, 4, 5, 1, time.UTC))
+	add("year out of range", slog.LevelInfo, "hello", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
+	add("warning", slog.LevelWarn, "careful", at)
+	add("error", slog.LevelError, "failed", at, slog.Any("error", errors.New("boom \"x\"")))
+	add("level between", slog.LevelInfo+2, "odd level", at)
+	add("kinds", slog.LevelInfo, "kinds", at, slog.Int("neg", -42), slog.Uint64("big", 1<<63+5), slog.Bool("yes", true),
+		slog.Bool("no", false), slog.Duration("took", 1500*time.Millisecond), slog.Int64("min", -1<<63))
+	add("float", slog.LevelInfo, "f", at, slog.Float64("x", 0.1))
+	add("time value", slog.LevelInfo, "t", at, slog.Time("then", at))
+	add("any", slog.LevelInfo, "a", at, slog.Any("list", []int{1, 2}))
+	add("named group", slog.LevelInfo, "g", at, slog.Group("g", slog.Int("a", 1)))
+	add("empty group", slog.LevelInfo, "g", at, slog.Attr{Value: slog.GroupValue()}, slog.Int("after", 1))
+	add("nested inline groups", slog.LevelInfo, "g", at, slog.Attr{Value: slog.GroupValue(slog.Attr{Value: slog.GroupValue(slog.Int("a", 1))})})
+	add("empty key", slog.LevelInfo, "k", at, slog.String("", "v"))
+	add("empty attribute", slog.LevelInfo, "k", at, slog.Attr{}, slog.Int("after", 1))
+	add("duplicate keys", slog.LevelInfo, "d", at, slog.Int("a", 1), slog.Int("a", 2))
+	add("many attributes", slog.LevelInfo, "many", at, slog.Int("a", 1), slog.Int("b", 2), slog.Int("c", 3), slog.Int("d", 4),
+		slog.Int("e", 5), slog.Int("f", 6), slog.String("g", "seven"))
+	for _, c := range recs {
+		t.Run(c.name, func(t *testing.T) {
+			var want, got bytes.Buffer
+			slog.NewJSONHandler(&want, nil).Handle(context.Background(), c.r)
+			if err := newJSONLogHandler(&got).Handle(context.Background(), c.r); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("got  %s\nwant %s", got.String(), want.String())
+			}
+			if _, ok := appendJSONRecord(nil, c.r); !ok && (strings.HasPrefix(c.name, "access line") || c.name == "kinds") {
+				t.Errorf("handed over to slog; want it encoded here")
+			}
+		})
+	}
+}
+
+// TestJSONLogHandlerDerived: loggers derived With attributes or a group,
+// and levels below info, behave as on slog's handler.
+func TestJSONLogHandlerDerived(t *testing.T) {
+	var want, got bytes.Buffer
+	for _, l := range []*slog.Logger{slog.New(slog.NewJSONHandler(&want, nil)), slog.New(newJSONLogHandler(&got))} {
+		l.Debug("hidden")
+		l.With("component", "judge").Info("derived", "n", 1)
+		l.WithGroup("g").Info("grouped", "n", 2)
+		l.Info("plain", "n", 3)
+	}
+	strip := func(s string) string { // the times differ
+		var out []string
+		for _, line := range strings.Split(s, "\n") {
+			if _, rest, ok := strings.Cut(line, `","level"`); ok {
+				line = rest
+			}
+			out = append(out, line)
+		}
+		return strings.Join(out, "\n")
+	}
+	if strip(got.String()) != strip(want.String()) {
+		t.Errorf("got  %s\nwant %s", got.String(), want.String())
+	}
+}
+
+// FuzzJSONLogHandler compares the two handlers on an access line with
+// any path and remote address.
+func FuzzJSONLogHandler(f *testing.F) {
+	for _, s := range oddStrings {
+		f.Add(s, s)
+	}
+	at := time.Date(2026, 11, 26, 6, 30, 1, 234500000, time.UTC)
+	f.Fuzz(func(t *testing.T, path, remote string) {
+		var want, got bytes.Buffer
+		r := accessRecord(at, path, remote)
+		slog.NewJSONHandler(&want, nil).Handle(context.Background(), r)
+		newJSONLogHandler(&got).Handle(context.Background(), r)
+		if got.String() != want.String() {
+			t.Errorf("got  %s\nwant %s", got.String(), want.String())
+		}
+	})
+}
+
+// BenchmarkJSONLogHandler writes an access line with slog's JSONHandler
+// and with jsonLogHandler, to io.Discard.
+func BenchmarkJSONLogHandler(b *testing.B) {
+	r := accessRecord(time.Now(), "/api/v1/evaluations", "127.0.0.1")
+	for _, h := range []struct {
+		name string
+		h    slog.Handler
+	}{{"slog", slog.NewJSONHandler(io.Discard, nil)}, {"own", newJSONLogHandler(io.Discard)}} {
+		b.Run(h.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				h.h.Handle(context.Background(), r)
+			}
+		})
+	}
+}
