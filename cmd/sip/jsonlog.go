@@ -140,10 +140,21 @@ func appendJSONAttr(b []byte, a slog.Attr, top bool) ([]byte, bool) {
 // \ufffd, U+2028 and U+2029 escaped, HTML characters left as they are.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
+	i := 0 // s[:i] needs no escaping: a word at a time, then a byte
+	for i+8 <= len(s) && plain8(s[i:i+8]) {
+		i += 8
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= ' ' && c != '"' && c != '\\' {
+			if plainByte[c] {
 				i++
 				continue
 			}
@@ -185,4 +196,28 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// plainByte holds the bytes JSON keeps as they are in a string: ASCII but
+// control characters, '"' and '\\'. (Bytes above 0x7f are UTF-8, checked
+// apart.)
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 const hexDigits = "0123456789abcdef"
+
+// plain8 reports whether the 8 bytes of s are ASCII that JSON keeps as it
+// is: none a control character, '"', '\\' or above 0x7f (tested a word at
+// a time).
+func plain8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - 0x20*ones) // a byte below 0x20 borrows into its high bit
+	quote := x ^ '"'*ones    // a '"' becomes zero
+	slash := x ^ '\\'*ones   // so does a '\\'
+	special := below | (quote-ones)&^quote | (slash-ones)&^slash
+	return (special|x)&highs == 0
+}

@@ -148,3 +148,25 @@ func BenchmarkJSONLogHandler(b *testing.B) {
 		})
 	}
 }
+
+// TestPlain8: every byte value at every position of a word, and two odd
+// bytes in one word.
+func TestPlain8(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	for c := range 256 {
+		for p := range 8 {
+			w := []byte("abcdefgh")
+			w[p] = byte(c)
+			if got, want := plain8(string(w)), plain(byte(c)); got != want {
+				t.Errorf("plain8(%q) = %v; want %v", w, got, want)
+			}
+			for q := range 8 {
+				w2 := []byte("        ")
+				w2[p], w2[q] = byte(c), 0x1f
+				if plain8(string(w2)) {
+					t.Errorf("plain8(%q) = true; want false", w2)
+				}
+			}
+		}
+	}
+}
