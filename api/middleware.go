@@ -48,7 +48,7 @@ func (s *Server) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		h := c.Response().Header()
 		// A sane X-Request-Id from the caller is kept (so a trace spans
 		// services); else one is made. Either is echoed on the response.
-		id := c.Request().Header.Get(requestIDHeader)
+		id := header(c.Request().Header, requestIDHeader)
 		if !saneID(id) {
 			id = newRequestID()
 		}
@@ -88,6 +88,16 @@ func newRequestID() string {
 	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
 	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
 	return hex.EncodeToString(b[:])
+}
+
+// header is h's first value of key, which must be canonical (as net/http
+// makes the names of a request's headers): Header.Get canonicalises the
+// key again on every call.
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func saneID(id string) bool {
