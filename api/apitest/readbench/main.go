@@ -75,7 +75,7 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Printf("readbench %s: %d connections, %s per measurement, %d rounds\n", time.Now().UTC().Format(time.RFC3339), *conns, *d, *rounds)
-	fmt.Printf("%-6s %-9s %10s %8s %8s %12s %9s %9s\n", "SIPs", "server", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "req/s ×", "CPU ×")
+	fmt.Printf("%-6s %-10s %10s %8s %8s %12s %9s %9s\n", "SIPs", "server", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "req/s ×", "CPU ×")
 	var sums []summary
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -148,7 +148,7 @@ func main() {
 					f = res
 				}
 				rps, cpu := res.rps/f.rps, f.cpuPerReq/res.cpuPerReq
-				fmt.Printf("%-6d %-9s %10.0f %8.2f %8.2f %12.1f %9.2f %9.2f\n", n, name, res.rps, ms(res.p50), ms(res.p99),
+				fmt.Printf("%-6d %-10s %10.0f %8.2f %8.2f %12.1f %9.2f %9.2f\n", n, name, res.rps, ms(res.p50), ms(res.p99),
 					res.cpuPerReq, rps, cpu)
 				if i > 0 {
 					sums[first+i-1].add(rps, cpu)
@@ -160,7 +160,7 @@ func main() {
 		}
 	}
 	fmt.Printf("\nmedian of %d rounds; target: req/s × ≥ %.1f\n", *rounds, target)
-	fmt.Printf("%-6s %-9s %9s %9s  %s\n", "SIPs", "server", "req/s ×", "CPU ×", "target")
+	fmt.Printf("%-6s %-10s %9s %9s  %s\n", "SIPs", "server", "req/s ×", "CPU ×", "target")
 	for _, s := range sums {
 		fmt.Println(s)
 	}
@@ -189,7 +189,7 @@ func (s summary) String() string {
 	if rps >= target {
 		verdict = "met"
 	}
-	return fmt.Sprintf("%-6d %-9s %9.2f %9.2f  %s", s.sips, s.server, rps, median(s.cpu), verdict)
+	return fmt.Sprintf("%-6d %-10s %9.2f %9.2f  %s", s.sips, s.server, rps, median(s.cpu), verdict)
 }
 
 // median is the middle value of vs, or the mean of the middle two.
