@@ -6,10 +6,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sipregistry/sip/api"
+	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
 
 // oddStrings need escaping, or look as if they might.
@@ -168,5 +175,39 @@ func TestPlain8(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestJSONLogHandlerAccessLines: the API's access lines, for a listing, a
+// page not found and a path with characters JSON escapes, are the lines
+// slog's JSONHandler writes (their times and durations aside).
+func TestJSONLogHandlerAccessLines(t *testing.T) {
+	store := sqlitetest.Open(t)
+	paths := []string{"/api/v1/evaluations", "/api/v1/evaluations?status=all", "/no/such/page",
+		"/api/v1/evaluations/%22quoted%22%5C%0A%E2%80%A8%FF", "/claim/s3cret-token"}
+	var lines [2][]string
+	for i, h := range []func(io.Writer) slog.Handler{
+		func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) },
+		func(w io.Writer) slog.Handler { return newJSONLogHandler(w) },
+	} {
+		var buf bytes.Buffer
+		srv := api.NewServer(api.Config{Catalog: registry.NewCatalog(store), Logger: slog.New(h(&buf))})
+		for _, p := range paths {
+			req := httptest.NewRequest(http.MethodGet, p, nil)
+			req.Header.Set("X-Request-Id", "req-0123456789")
+			req.Header.Set("User-Agent", "odd \"agent\" <x>\t\u2028")
+			srv.ServeHTTP(httptest.NewRecorder(), req)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			line = regexp.MustCompile(`"time":"[^"]*"`).ReplaceAllString(line, `"time":"T"`)
+			line = regexp.MustCompile(`"duration_us":\d+`).ReplaceAllString(line, `"duration_us":0`)
+			lines[i] = append(lines[i], line)
+		}
+	}
+	if len(lines[0]) < len(paths) {
+		t.Fatalf("slog wrote %d lines for %d requests", len(lines[0]), len(paths))
+	}
+	if strings.Join(lines[1], "\n") != strings.Join(lines[0], "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines[1], "\n"), strings.Join(lines[0], "\n"))
 	}
 }
