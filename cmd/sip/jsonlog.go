@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -78,7 +80,7 @@ func appendJSONRecord(b []byte, r slog.Record) ([]byte, bool) {
 			return b, false // slog writes an error in the line
 		}
 		b = append(b, `"time":"`...)
-		b = t.AppendFormat(b, "2006-01-02T15:04:05.999999999Z07:00")
+		b = appendTime(b, t)
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
@@ -94,6 +96,47 @@ func appendJSONRecord(b []byte, r slog.Record) ([]byte, bool) {
 		return b, false
 	}
 	return append(b, '}', '\n'), true
+}
+
+// secondText is a second's time as RFC 3339 writes it, in one location:
+// the date and time to the second, and the zone. It is never modified.
+type secondText struct {
+	unix   int64
+	loc    *time.Location
+	prefix [19]byte // 2006-01-02T15:04:05 (the year has four digits)
+	zone   string   // Z or ±hh:mm
+}
+
+// lastSecond is the second of the last line; lines come in order, so
+// most share it.
+var lastSecond atomic.Pointer[secondText]
+
+// appendTime appends t as t.AppendFormat(b, time.RFC3339Nano) does, the
+// date, time and zone kept for the second; t's year is in [0, 9999].
+func appendTime(b []byte, t time.Time) []byte {
+	unix, loc := t.Unix(), t.Location()
+	st := lastSecond.Load()
+	if st == nil || st.unix != unix || st.loc != loc {
+		text := t.Truncate(time.Second).AppendFormat(nil, time.RFC3339)
+		st = &secondText{unix: unix, loc: loc, zone: string(text[19:])}
+		copy(st.prefix[:], text)
+		lastSecond.Store(st)
+	}
+	b = append(b, st.prefix[:]...)
+	if ns := t.Nanosecond(); ns != 0 { // nine digits, trailing zeros left out
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, st.zone...)
 }
 
 // appendJSONAttr appends `,"key":value`; false for what it does not

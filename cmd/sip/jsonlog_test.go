@@ -211,3 +211,39 @@ func TestJSONLogHandlerAccessLines(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines[1], "\n"), strings.Join(lines[0], "\n"))
 	}
 }
+
+// TestAppendTime: times written as RFC3339Nano writes them, across
+// seconds, zones and fractions, each twice (the second from the kept
+// second).
+func TestAppendTime(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("east", 5*3600+30*60), time.FixedZone("west", -8*3600),
+		time.FixedZone("odd", 9*60+21)}
+	base := time.Date(2026, 11, 26, 6, 59, 59, 0, time.UTC)
+	for _, loc := range zones {
+		for _, d := range []time.Duration{0, 1, 10, 123456789, 999999999, time.Second, time.Second + 500*time.Millisecond,
+			-time.Nanosecond, -200 * 24 * time.Hour * 365} {
+			at := base.Add(d).In(loc)
+			for range 2 {
+				if got, want := string(appendTime(nil, at)), at.Format(time.RFC3339Nano); got != want {
+					t.Errorf("appendTime(%v) = %s; want %s", at, got, want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzAppendTime compares appendTime with RFC3339Nano on any time of years
+// 0 to 9999 in any whole-minute or odd zone.
+func FuzzAppendTime(f *testing.F) {
+	f.Add(int64(1795000000), int64(123000000), 0)
+	f.Add(int64(-62135596800), int64(0), 3600)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(18*3600)))
+		if y := at.Year(); y < 0 || y > 9999 {
+			return
+		}
+		if got, want := string(appendTime(nil, at)), at.Format(time.RFC3339Nano); got != want {
+			t.Errorf("appendTime(%v) = %s; want %s", at, got, want)
+		}
+	})
+}
