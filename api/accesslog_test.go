@@ -95,3 +95,19 @@ func BenchmarkAccessLog(b *testing.B) {
 		})
 	}
 }
+
+// TestNewRequestID: made ids are 24 hexadecimal digits, sane by the
+// middleware's own rule, and do not repeat.
+func TestNewRequestID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 10000 {
+		id := newRequestID()
+		if len(id) != 24 || strings.Trim(id, "0123456789abcdef") != "" || !saneID(id) {
+			t.Fatalf("id = %q; want 24 hexadecimal digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q made twice", id)
+		}
+		seen[id] = true
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sipregistry/sip/registry"
 )
@@ -23,8 +24,8 @@ type catalog struct {
 	registry *registry.Catalog
 	metrics  *metrics
 
-	mu   sync.Mutex
-	snap *snapshot
+	mu   sync.Mutex // held while a generation loads
+	snap atomic.Pointer[snapshot]
 }
 
 // snapshot is the registry at one generation. It is never modified.
@@ -35,9 +36,10 @@ type snapshot struct {
 	byID       map[string]*registry.Entry
 	byNumber   map[int]*registry.Entry
 
-	cacheMu sync.Mutex
-	cache   map[string][]byte       // encoded list responses by query
-	pages   map[string]renderedPage // web pages by path, at their latest fingerprint
+	cacheMu  sync.Mutex              // held while a list response is built, and for pages
+	cache    sync.Map                // encoded list responses by query: string to *encoded, read without a lock
+	cacheLen int                     // entries in cache; under cacheMu
+	pages    map[string]renderedPage // web pages by path, at their latest fingerprint
 
 	searchOnce sync.Once
 	searchDocs []searchDoc // the entries as search reads them, made at the first search
@@ -48,22 +50,25 @@ func (c *catalog) current(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s := c.snap.Load(); s != nil && s.generation == st.Generation {
+		return s, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && c.snap.generation == st.Generation {
-		return c.snap, nil
+	if s := c.snap.Load(); s != nil && s.generation == st.Generation { // loaded while this waited
+		return s, nil
 	}
 	entries, err := c.registry.Entries(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s := &snapshot{generation: st.Generation, state: st, entries: entries,
-		byID: map[string]*registry.Entry{}, byNumber: map[int]*registry.Entry{}, cache: map[string][]byte{}}
+		byID: map[string]*registry.Entry{}, byNumber: map[int]*registry.Entry{}}
 	for _, e := range entries {
 		s.byID[e.ID] = e
 		s.byNumber[e.Number] = e
 	}
-	c.snap = s
+	c.snap.Store(s)
 	if c.metrics != nil {
 		c.metrics.reloads.Inc()
 	}
@@ -85,18 +90,31 @@ func (s *snapshot) lookup(ref string) *registry.Entry {
 	return nil
 }
 
-func (s *snapshot) cached(key string, build func() ([]byte, error)) ([]byte, error) {
+// encoded is a JSON response body kept for a sync generation, with its
+// length as the Content-Length header's value.
+type encoded struct {
+	body   []byte
+	length []string // capacity = length: see nosniff
+}
+
+// cached returns the response kept under key, built once per generation.
+func (s *snapshot) cached(key string, build func() ([]byte, error)) (*encoded, error) {
+	if e, ok := s.cache.Load(key); ok {
+		return e.(*encoded), nil
+	}
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
-	if b, ok := s.cache[key]; ok {
-		return b, nil
+	if e, ok := s.cache.Load(key); ok { // built while this waited
+		return e.(*encoded), nil
 	}
 	b, err := build()
 	if err != nil {
 		return nil, err
 	}
-	if len(s.cache) < 256 { // queries are few; this bounds hostile variety
-		s.cache[key] = b
+	e := &encoded{body: b, length: []string{strconv.Itoa(len(b))}[:1:1]}
+	if s.cacheLen < 256 { // queries are few; this bounds hostile variety
+		s.cache.Store(key, e)
+		s.cacheLen++
 	}
-	return b, nil
+	return e, nil
 }

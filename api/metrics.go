@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sipregistry/sip/registry/evaluation"
@@ -22,9 +24,11 @@ type metrics struct {
 	reloads  prometheus.Counter
 
 	// byRoute keeps the collectors of each method, route and status seen,
-	// so a request costs no label hashing or formatting.
-	routeMu sync.RWMutex
-	byRoute map[routeKey]routeMetrics
+	// so a request costs no label hashing or formatting. The map is
+	// never modified: a new route replaces it with a copy (under
+	// routeMu), so a request reads it without a lock.
+	routeMu sync.Mutex
+	byRoute atomic.Pointer[map[routeKey]routeMetrics]
 }
 
 type routeKey struct {
@@ -61,17 +65,22 @@ func newMetrics() *metrics {
 
 func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {
 	k := routeKey{method, route, status}
-	m.routeMu.RLock()
-	r, ok := m.byRoute[k]
-	m.routeMu.RUnlock()
+	var r routeMetrics
+	ok := false
+	if byRoute := m.byRoute.Load(); byRoute != nil {
+		r, ok = (*byRoute)[k]
+	}
 	if !ok {
 		r = routeMetrics{m.requests.WithLabelValues(method, route, strconv.Itoa(status)), m.duration.WithLabelValues(method, route)}
 		m.routeMu.Lock()
-		if m.byRoute == nil {
-			m.byRoute = map[routeKey]routeMetrics{}
-		}
-		if len(m.byRoute) < maxRoutes {
-			m.byRoute[k] = r
+		old := m.byRoute.Load()
+		if old == nil || len(*old) < maxRoutes {
+			next := make(map[routeKey]routeMetrics, 1)
+			if old != nil {
+				next = maps.Clone(*old)
+			}
+			next[k] = r
+			m.byRoute.Store(&next)
 		}
 		m.routeMu.Unlock()
 	}

@@ -48,7 +48,7 @@ func toResult(r *evaluation.Result) resultView {
 // viewer is the agent making a request that does not need one: nil
 // without an Authorization header; a bad key is still refused.
 func (s *Server) viewer(c echo.Context) (*registry.Agent, error) {
-	if c.Request().Header.Get("Authorization") == "" || !s.serves.Agents {
+	if header(c.Request().Header, "Authorization") == "" || !s.serves.Agents {
 		return nil, nil
 	}
 	return s.authenticate(c)

@@ -217,7 +217,7 @@ func newLogger(buf *logBuffer, format string) *slog.Logger {
 	if format == "text" {
 		return slog.New(flushingHandler{slog.NewTextHandler(buf, nil), buf})
 	}
-	return slog.New(flushingHandler{slog.NewJSONHandler(buf, nil), buf})
+	return slog.New(flushingHandler{newJSONLogHandler(buf), buf})
 }
 
 var (

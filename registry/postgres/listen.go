@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -134,19 +135,26 @@ func (s *Store) notifySync(ctx context.Context, tx pgx.Tx) error {
 // syncCache holds the sync state while LISTEN is in place: every sync
 // notifies, so the state can only change with a notification (or within
 // syncStateTTL). A server's every request asks for it; this spares the
-// database that query.
+// database that query. The kept state is read without the lock (an
+// atomic pointer, set and cleared under it).
 type syncCache struct {
 	mu    sync.Mutex
-	live  bool   // LISTEN is in place
-	epoch uint64 // bumped by every reset, so a read that raced one is not kept
+	live  bool                          // LISTEN is in place
+	epoch uint64                        // bumped by every reset, so a read that raced one is not kept
+	kept  atomic.Pointer[keptSyncState] // nil when none is
+}
+
+// keptSyncState is a state and when it was kept. It is never modified.
+type keptSyncState struct {
 	state registry.SyncState
-	at    time.Time // when state was kept; zero when none is
+	at    time.Time
 }
 
 // reset forgets the state and records whether LISTEN is in place.
 func (c *syncCache) reset(live bool) {
 	c.mu.Lock()
-	c.live, c.at = live, time.Time{}
+	c.live = live
+	c.kept.Store(nil)
 	c.epoch++
 	c.mu.Unlock()
 }
@@ -154,7 +162,7 @@ func (c *syncCache) reset(live bool) {
 // forget drops the state (after this process applied a sync).
 func (c *syncCache) forget() {
 	c.mu.Lock()
-	c.at = time.Time{}
+	c.kept.Store(nil)
 	c.epoch++
 	c.mu.Unlock()
 }
@@ -162,10 +170,13 @@ func (c *syncCache) forget() {
 // get returns the kept state, if it is fresh; otherwise the epoch a read
 // must pass to put.
 func (c *syncCache) get() (registry.SyncState, uint64, bool) {
+	if k := c.kept.Load(); k != nil && time.Since(k.at) < syncStateTTL { // kept only while live
+		return k.state, 0, true
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.live && !c.at.IsZero() && time.Since(c.at) < syncStateTTL {
-		return c.state, c.epoch, true
+	if k := c.kept.Load(); c.live && k != nil && time.Since(k.at) < syncStateTTL {
+		return k.state, c.epoch, true
 	}
 	return registry.SyncState{}, c.epoch, false
 }
@@ -175,7 +186,7 @@ func (c *syncCache) get() (registry.SyncState, uint64, bool) {
 func (c *syncCache) put(st registry.SyncState, epoch uint64) {
 	c.mu.Lock()
 	if c.live && c.epoch == epoch {
-		c.state, c.at = st, time.Now()
+		c.kept.Store(&keptSyncState{state: st, at: time.Now()})
 	}
 	c.mu.Unlock()
 }

@@ -7,8 +7,33 @@ func ForgetWALHeader(s *Store) {
 	c := &s.syncCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.shmMap != nil {
+		unmapHeader(c.shmMap)
+		c.shmMap = nil
+	}
 	if c.shm != nil {
 		c.shm.Close()
 		c.shm = nil
 	}
+}
+
+// ForgetWALMapping makes s read the WAL-index header with a system call,
+// as where the file cannot be mapped. Call it after a first SyncState.
+func ForgetWALMapping(s *Store) {
+	c := &s.syncCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shmMap != nil {
+		unmapHeader(c.shmMap)
+		c.shmMap = nil
+	}
+}
+
+// WALHeaderMapped reports whether s reads the WAL-index header from a
+// mapping.
+func WALHeaderMapped(s *Store) bool {
+	c := &s.syncCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shmMap != nil
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -15,16 +16,12 @@ import (
 // sync applied through another handle on the same file (as `sip sync`
 // in another process does) is seen by its next read, as is its own.
 func TestSyncStateSeesAnotherHandle(t *testing.T) {
-	for _, header := range []bool{true, false} {
-		name := "WAL-index header"
-		if !header {
-			name = "data_version"
-		}
-		t.Run(name, func(t *testing.T) { testSyncStateSeesAnotherHandle(t, header) })
+	for _, by := range []string{"mapped WAL-index header", "WAL-index header read", "data_version"} {
+		t.Run(by, func(t *testing.T) { testSyncStateSeesAnotherHandle(t, by) })
 	}
 }
 
-func testSyncStateSeesAnotherHandle(t *testing.T, header bool) {
+func testSyncStateSeesAnotherHandle(t *testing.T, by string) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "registry.db")
 	open := func() *sqlite.Store {
@@ -53,7 +50,15 @@ func testSyncStateSeesAnotherHandle(t *testing.T, header bool) {
 		}
 	}
 	want("empty", 0, "")
-	if !header {
+	switch by {
+	case "mapped WAL-index header":
+		if !sqlite.WALHeaderMapped(server) && runtime.GOOS != "windows" {
+			t.Fatal("the WAL-index header is not mapped")
+		}
+	case "WAL-index header read":
+		sqlite.ForgetWALMapping(server)
+		want("empty, by a read", 0, "")
+	case "data_version":
 		sqlite.ForgetWALHeader(server)
 		want("empty, by data_version", 0, "")
 	}

@@ -7,7 +7,9 @@
 // times, with 16 keep-alive connections. It reports requests per second,
 // p50 and p99 latency, and the server's CPU time per request (from
 // /proc/PID/stat: on a loaded machine it varies far less than throughput),
-// each with its ratio to the floor of the same round.
+// each with its ratio to the floor of the same round. At the end it sums
+// up each size and server: the median over the rounds of both ratios, and
+// whether the median requests per second reach the target, 0.9× the floor.
 //
 //	go build -o bin/sip ./cmd/sip
 //	go run ./api/apitest/readbench -sip bin/sip -sizes 10,50,1000
@@ -73,7 +75,8 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Printf("readbench %s: %d connections, %s per measurement, %d rounds\n", time.Now().UTC().Format(time.RFC3339), *conns, *d, *rounds)
-	fmt.Printf("%-6s %-9s %10s %8s %8s %12s %9s %9s\n", "SIPs", "server", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "req/s ×", "CPU ×")
+	fmt.Printf("%-6s %-10s %10s %8s %8s %12s %9s %9s\n", "SIPs", "server", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "req/s ×", "CPU ×")
+	var sums []summary
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -133,21 +136,72 @@ func main() {
 		}
 		defer fl.stop()
 		servers["floor"] = fl
+		first := len(sums)
+		for _, name := range order {
+			sums = append(sums, summary{sips: n, server: name})
+		}
 		for r := 0; r < *rounds; r++ {
 			var f result
-			for _, name := range append([]string{"floor"}, order...) {
+			for i, name := range append([]string{"floor"}, order...) {
 				res := measure(servers[name], *conns, *d)
 				if name == "floor" {
 					f = res
 				}
-				fmt.Printf("%-6d %-9s %10.0f %8.2f %8.2f %12.1f %9.2f %9.2f\n", n, name, res.rps, ms(res.p50), ms(res.p99),
-					res.cpuPerReq, res.rps/f.rps, f.cpuPerReq/res.cpuPerReq)
+				rps, cpu := res.rps/f.rps, f.cpuPerReq/res.cpuPerReq
+				fmt.Printf("%-6d %-10s %10.0f %8.2f %8.2f %12.1f %9.2f %9.2f\n", n, name, res.rps, ms(res.p50), ms(res.p99),
+					res.cpuPerReq, rps, cpu)
+				if i > 0 {
+					sums[first+i-1].add(rps, cpu)
+				}
 			}
 		}
 		for _, s := range servers {
 			s.stop()
 		}
 	}
+	fmt.Printf("\nmedian of %d rounds; target: req/s × ≥ %.1f\n", *rounds, target)
+	fmt.Printf("%-6s %-10s %9s %9s  %s\n", "SIPs", "server", "req/s ×", "CPU ×", "target")
+	for _, s := range sums {
+		fmt.Println(s)
+	}
+}
+
+// target is the read API's goal: its requests per second at least this
+// share of the floor's.
+const target = 0.9
+
+// summary is one server's ratios to the floor at one size, a value per
+// round.
+type summary struct {
+	sips     int
+	server   string
+	rps, cpu []float64
+}
+
+func (s *summary) add(rps, cpu float64) {
+	s.rps = append(s.rps, rps)
+	s.cpu = append(s.cpu, cpu)
+}
+
+func (s summary) String() string {
+	rps := median(s.rps)
+	verdict := "no"
+	if rps >= target {
+		verdict = "met"
+	}
+	return fmt.Sprintf("%-6d %-10s %9.2f %9.2f  %s", s.sips, s.server, rps, median(s.cpu), verdict)
+}
+
+// median is the middle value of vs, or the mean of the middle two.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	v := slices.Sorted(slices.Values(vs))
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
