@@ -74,6 +74,22 @@ func load(b *testing.B, url string, workers int, d time.Duration) (rps float64, 
 	return float64(len(all)) / d.Seconds(), all[len(all)/2], all[len(all)*99/100]
 }
 
+// listHandler serves GET /api/v1/evaluations: the API on the named store
+// after syncing files, logging to logs, or for "floor" a bare echo
+// handler returning *body (which must be set before the floor runs).
+func listHandler(b *testing.B, name string, files []registry.File, body *[]byte, logs slog.Handler) http.Handler {
+	if name == "floor" {
+		e := echo.New()
+		e.GET("/api/v1/evaluations", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, *body) })
+		return e
+	}
+	s := backends[name](b)
+	if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	return api.NewServer(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(logs)})
+}
+
 // reportLoad runs load once per benchmark iteration and reports its
 // throughput (in unit) and its p50 and p99 latencies.
 func reportLoad(b *testing.B, url string, workers int, d time.Duration, unit string) {
@@ -94,18 +110,7 @@ func BenchmarkListEvaluations(b *testing.B) {
 	var body []byte
 	for _, name := range []string{"sqlite", "floor", "postgres"} {
 		b.Run(name, func(b *testing.B) {
-			var h http.Handler
-			if name == "floor" {
-				e := echo.New()
-				e.GET("/api/v1/evaluations", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, body) })
-				h = e
-			} else {
-				s := backends[name](b)
-				if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
-					b.Fatal(err)
-				}
-				h = api.NewServer(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)})
-			}
+			h := listHandler(b, name, files, &body, slog.DiscardHandler)
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			url := srv.URL + "/api/v1/evaluations"

@@ -6,12 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/labstack/echo/v4"
-
-	"github.com/sipregistry/sip/api"
-	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/siptest"
 )
 
@@ -34,18 +29,7 @@ func BenchmarkServeEvaluations(b *testing.B) {
 	var body []byte
 	for _, name := range []string{"sqlite", "postgres", "floor"} {
 		b.Run(name, func(b *testing.B) {
-			var h http.Handler
-			if name == "floor" {
-				e := echo.New()
-				e.GET("/api/v1/evaluations", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, body) })
-				h = e
-			} else {
-				s := backends[name](b)
-				if _, err := registry.Sync(b.Context(), s, registry.Source{Files: files, Commit: "c1", Name: "bench"}, time.Now()); err != nil {
-					b.Fatal(err)
-				}
-				h = api.NewServer(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-			}
+			h := listHandler(b, name, files, &body, slog.NewJSONHandler(io.Discard, nil))
 			req := httptest.NewRequest(http.MethodGet, "/api/v1/evaluations", nil)
 			w := &nopResponse{h: http.Header{}}
 			if body == nil && name != "floor" {

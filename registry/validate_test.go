@@ -246,20 +246,7 @@ func TestValidateFilesMatchesValidate(t *testing.T) {
 	cases["corpus"] = input{corpus, registry.Options{}}
 	cases["corpus in evaluations"] = input{corpus, registry.Options{Dir: registry.DefaultDir, Severity: map[string]string{"body-sections": "off", "config-deprecated": "error"}}}
 
-	withBody := func(f registry.File, extra string) registry.File {
-		f.Content = append(slices.Clip(f.Content), extra...)
-		return f
-	}
-	linked := []registry.File{
-		withBody(sipFile(1, "one", "active", "two"), "\nSee [two](SIP-2.md#how-it-runs), [gone](SIP-2.md#how-it-walks), [three](SIP-3.md), [bad](SIP-4.md#x), [self](#passing), [nowhere](SIP-9.md#a).\n"),
-		withBody(sipFile(2, "two", "draft", "one"), "\n[back](SIP-1.md#passin) and [root](/evaluations/SIP-1.md#passing)\n"),
-		withBody(sipFile(3, "two", "active", "missing"), "\n[file](SIP-1.md)\n"),
-		{Path: "evaluations/SIP-4.md", Content: []byte("---\nsip: [\n---\n# Broken\n\n## X\n")},
-		withBody(sipFile(2, "dup", "active"), "\n[one](SIP-1.md#nope)\n"),
-	}
-	linked[4].Path = "evaluations/SIP-5.md"
-	linkOpts := registry.Options{Dir: registry.DefaultDir, Claimed: map[int]string{3: "pull request #9"}}
-	linkOpts.Body.Exists = func(string) (exists, known bool) { return false, true }
+	linked, linkOpts := linkedFiles()
 	cases["links between files"] = input{linked, linkOpts}
 	reversed := slices.Clone(linked)
 	slices.Reverse(reversed)
@@ -276,24 +263,34 @@ func TestValidateFilesMatchesValidate(t *testing.T) {
 	}
 }
 
+// linkedFiles are SIP files whose bodies link to each other's anchors,
+// rightly and wrongly, one of them broken and two sharing a number, with
+// options that check their links.
+func linkedFiles() ([]registry.File, registry.Options) {
+	withBody := func(f registry.File, extra string) registry.File {
+		f.Content = append(slices.Clip(f.Content), extra...)
+		return f
+	}
+	linked := []registry.File{
+		withBody(sipFile(1, "one", "active", "two"), "\nSee [two](SIP-2.md#how-it-runs), [gone](SIP-2.md#how-it-walks), [three](SIP-3.md), [bad](SIP-4.md#x), [self](#passing), [nowhere](SIP-9.md#a).\n"),
+		withBody(sipFile(2, "two", "draft", "one"), "\n[back](SIP-1.md#passin) and [root](/evaluations/SIP-1.md#passing)\n"),
+		withBody(sipFile(3, "two", "active", "missing"), "\n[file](SIP-1.md)\n"),
+		{Path: "evaluations/SIP-4.md", Content: []byte("---\nsip: [\n---\n# Broken\n\n## X\n")},
+		withBody(sipFile(2, "dup", "active"), "\n[one](SIP-1.md#nope)\n"),
+	}
+	linked[4].Path = "evaluations/SIP-5.md"
+	opts := registry.Options{Dir: registry.DefaultDir, Claimed: map[int]string{3: "pull request #9"}}
+	opts.Body.Exists = func(string) (exists, known bool) { return false, true }
+	return linked, opts
+}
+
 // TestValidateReportedFiles: naming the files whose problems are wanted
 // (sip validate FILE, with the SIPs beside it read for context) returns
 // exactly their problems among those of checking every file, whether
 // their own rules ran for the others or not.
 func TestValidateReportedFiles(t *testing.T) {
 	t.Parallel()
-	withBody := func(f registry.File, extra string) registry.File {
-		f.Content = append(slices.Clip(f.Content), extra...)
-		return f
-	}
-	linked := []registry.File{
-		withBody(sipFile(1, "one", "active", "two"), "\nSee [two](SIP-2.md#how-it-runs), [gone](SIP-2.md#how-it-walks), [bad](SIP-4.md#x), [self](#passing).\n"),
-		withBody(sipFile(2, "two", "draft", "one"), "\n[back](SIP-1.md#passin) and [root](/evaluations/SIP-1.md#passing)\n"),
-		withBody(sipFile(3, "two", "active", "missing"), "\n[file](SIP-1.md)\n"),
-		{Path: "evaluations/SIP-4.md", Content: []byte("---\nsip: [\n---\n# Broken\n\n## X\n")},
-	}
-	opts := registry.Options{Dir: registry.DefaultDir, Claimed: map[int]string{3: "pull request #9"}}
-	opts.Body.Exists = func(string) (exists, known bool) { return false, true }
+	linked, opts := linkedFiles()
 	sets := map[string][]registry.File{"links between files": linked, "corpus": readCorpus(t)}
 	for name, files := range sets {
 		all := registry.Validate(registry.ParseFiles(files), opts)

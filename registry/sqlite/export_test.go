@@ -7,10 +7,7 @@ func ForgetWALHeader(s *Store) {
 	c := &s.syncCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.shmMap != nil {
-		unmapHeader(c.shmMap)
-		c.shmMap = nil
-	}
+	c.unmapForTest()
 	if c.shm != nil {
 		c.shm.Close()
 		c.shm = nil
@@ -23,6 +20,11 @@ func ForgetWALMapping(s *Store) {
 	c := &s.syncCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.unmapForTest()
+}
+
+// unmapForTest drops c's mapping of the -shm file; c.mu is held.
+func (c *syncCache) unmapForTest() {
 	if c.shmMap != nil {
 		unmapHeader(c.shmMap)
 		c.shmMap = nil
