@@ -42,6 +42,20 @@ var proseCases = []string{
 	"plain\n\n- - -\n\nplain\n=\n",
 	"Setext *two*\n--\n\n[a](#setext-two)\n",
 	"```\nfence\n```\nprose\n~~~\nfence\n~~~\n",
+	"para one\na | b\n--|--\n`x` | y\n",
+	"para one\na | b\n   --|--\n`x` | y\n",
+	"para\n\ta | b\n\t-|-\n\t`c` | d\n",
+	"> quote\n> a | b\n> -|-\n> `c` | d\n",
+	"- item\n  a | b\n  -|-\n  `c` | d\n",
+	"text\n[ref]: /url\n\n[ref]\n",
+	"- item\n\n  [ref]: /x 'title'\n\n  see [ref]\n",
+	"plain text\n  ---\n",
+	"plain\n    ---\n",
+	"a\n:-:|:-\n`x`|y\n",
+	"plain &lt;b&gt; and &#91;x](y)\n",
+	"plain \\[x](y)\n",
+	"text <span id=\"y\"></span>\n",
+	"1. a\n2. b\n   c | d\n   - | -\n   e | `f`\n",
 }
 
 func outlinesAgree(t *testing.T, name string, body []byte) {
