@@ -96,7 +96,12 @@ func runValidate(ctx context.Context, e env, args []string) int {
 	}
 	files := set.files
 	setMemoryBudget(files)
-	opts := registry.Options{Dir: set.dir, Reported: set.reported}
+	opts := registry.Options{Dir: set.dir}
+	if set.hasContext() || *base != "" {
+		// Only problems about what was named are reported: files read
+		// beside it, and with --base SIPs deleted since, may have others.
+		opts.Reported = set.reported
+	}
 	if err := applyConfig(*config, &opts); err != nil {
 		return fail(exitConfig, "Fix the policy file (sip policy check FILE says where), or name another with --config.", "%v", err)
 	}

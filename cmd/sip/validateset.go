@@ -125,6 +125,17 @@ func repositoryRoot(p string) (string, bool) {
 	}
 }
 
+// hasContext says whether any file was read only as the context of a
+// named one.
+func (s *validateSet) hasContext() bool {
+	for _, f := range s.files {
+		if !s.reported(f.Path) {
+			return true
+		}
+	}
+	return false
+}
+
 // reported says whether the problems of the file at path are wanted:
 // it was named, or lies in a folder that was.
 func (s *validateSet) reported(path string) bool {
