@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,4 +248,88 @@ func FuzzAppendTime(f *testing.F) {
 			t.Errorf("appendTime(%v) = %s; want %s", at, got, want)
 		}
 	})
+}
+
+// FuzzJSONLogRecord compares the two handlers on any message, key, string,
+// integer and time (in any zone, years 0 to 9999 and beyond), with the
+// value as a string, an integer, a boolean, a duration or a float (handed
+// over), at the top or in a group without a key.
+func FuzzJSONLogRecord(f *testing.F) {
+	for i, s := range oddStrings {
+		f.Add(s, s+"k", s, int64(i)-3, int64(1795000000+i), int64(i*123456789), i*1800, uint8(i))
+	}
+	f.Add("m", "k", "v", int64(0), int64(-62167219200), int64(999999999), -1, uint8(0)) // year 0
+	f.Add("m", "k", "v", int64(0), int64(253402300799), int64(999999999), 59, uint8(1)) // 9999-12-31T23:59:59
+	f.Add("m", "k", "v", int64(0), int64(253402300800), int64(0), 0, uint8(2))          // year 10000
+	f.Add("m", "k", "v", int64(0), int64(-62167219201), int64(1), 0, uint8(3))          // year -1
+	f.Add("m", "", "v", int64(0), int64(1795000000), int64(0), 0, uint8(4))             // empty key
+	f.Add("m", "k", "", int64(-1<<63), int64(0), int64(0), 0, uint8(5))                 // the epoch
+	f.Fuzz(func(t *testing.T, msg, key, s string, n, sec, nsec int64, offset int, kind uint8) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(18*3600)))
+		var v slog.Value
+		switch kind % 5 {
+		case 0:
+			v = slog.StringValue(s)
+		case 1:
+			v = slog.Int64Value(n)
+		case 2:
+			v = slog.BoolValue(n&1 == 1)
+		case 3:
+			v = slog.DurationValue(time.Duration(n))
+		case 4:
+			v = slog.Float64Value(float64(n) / 7)
+		}
+		r := slog.NewRecord(at, slog.Level(n%13), msg, 0)
+		a := slog.Attr{Key: key, Value: v}
+		if kind&8 != 0 {
+			a = slog.Attr{Value: slog.GroupValue(slog.String("before", s), a)}
+		}
+		r.AddAttrs(a, slog.String(s, key))
+		var want, got bytes.Buffer
+		slog.NewJSONHandler(&want, nil).Handle(context.Background(), r)
+		if err := newJSONLogHandler(&got).Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("got  %s\nwant %s", got.String(), want.String())
+		}
+	})
+}
+
+// TestJSONLogHandlerConcurrent: lines encoded here and lines handed to
+// slog's handler, written from many goroutines at once, never interleave
+// (each written line is one whole JSON object).
+func TestJSONLogHandlerConcurrent(t *testing.T) {
+	var out bytes.Buffer // written only under the handler's lock
+	l := slog.New(newJSONLogHandler(&out))
+	at := time.Date(2026, 11, 26, 23, 59, 59, 999999999, time.UTC)
+	const goroutines, lines = 8, 300
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			h := l.Handler()
+			for i := range lines {
+				switch i % 4 {
+				case 0: // encoded here, across a second (and a day) boundary
+					h.Handle(context.Background(), accessRecord(at.Add(time.Duration(i)*time.Nanosecond), strings.Repeat("p", g*100+i), "r"))
+				case 1: // handed over
+					l.Info("float", "x", float64(i)/3, "g", g)
+				case 2: // derived: slog's handler, through the same lock
+					l.With("g", g).Info("derived", "error", errors.New(strings.Repeat("e", i)))
+				case 3:
+					l.Info("plain", "i", i, "g", g)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(got) != goroutines*lines {
+		t.Fatalf("got %d lines; want %d", len(got), goroutines*lines)
+	}
+	for i, line := range got {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("line %d is not one JSON object: %.200s", i, line)
+		}
+	}
 }
