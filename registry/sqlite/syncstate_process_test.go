@@ -87,7 +87,9 @@ func TestSyncStateSeesAnotherProcess(t *testing.T) {
 func TestSyncStateHelperProcess(t *testing.T) {
 	env := os.Getenv(syncHelperEnv)
 	if env == "" {
-		t.Skip("only as another process")
+		// Run as a test of its own it has nothing to do (and passes:
+		// CI fails on a skipped test).
+		return
 	}
 	var path string
 	var gen int
