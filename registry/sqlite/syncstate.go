@@ -81,11 +81,13 @@ func (s *Store) SyncState(ctx context.Context) (_ registry.SyncState, err error)
 // walHeader reads both copies of the WAL-index header; ok when they are
 // equal and initialised.
 func (c *syncCache) walHeader() (h [2 * walIndexHeader]byte, ok bool) {
+	if c.shmMap != nil && !readMapped(h[:], c.shmMap) {
+		// The file was cut short under the mapping: read it from now on.
+		unmapHeader(c.shmMap)
+		c.shmMap = nil
+	}
 	switch {
 	case c.shmMap != nil:
-		if !readMapped(h[:], c.shmMap) {
-			return h, false
-		}
 	case c.shm != nil:
 		if n, err := c.shm.ReadAt(h[:], 0); err != nil || n != len(h) {
 			return h, false
