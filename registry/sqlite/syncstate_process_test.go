@@ -15,6 +15,7 @@ import (
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/sqlite"
+	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
 
 // syncHelperEnv names, for the test binary run as another process, the
@@ -37,7 +38,7 @@ func TestSyncStateSeesAnotherProcess(t *testing.T) {
 	}
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "registry.db")
-	server := openMigrated(t, path)
+	server := sqlitetest.OpenAt(t, path)
 	want := func(step string, gen int64) {
 		t.Helper()
 		for range 2 { // the second from what was kept
@@ -74,7 +75,7 @@ func TestSyncStateSeesAnotherProcess(t *testing.T) {
 	if _, err := os.Stat(path + "-shm"); err == nil {
 		t.Log("the -shm file outlived the last connection")
 	}
-	server = openMigrated(t, path)
+	server = sqlitetest.OpenAt(t, path)
 	want("opened again", gen)
 	gen++
 	helper(int(gen), false)
@@ -105,7 +106,7 @@ func TestSyncStateHelperProcess(t *testing.T) {
 		}
 	}
 	ctx := t.Context()
-	s := openMigrated(t, path)
+	s := sqlitetest.OpenAt(t, path)
 	var files []registry.File
 	for i := 1; i <= gen; i++ {
 		files = append(files, siptest.SIP(i, fmt.Sprintf("e%d", i), "active"))
@@ -129,17 +130,4 @@ func TestSyncStateHelperProcess(t *testing.T) {
 	if busy != 0 {
 		t.Fatalf("the checkpoint could not truncate the WAL (busy %d, %d frames, %d moved)", busy, logFrames, done)
 	}
-}
-
-func openMigrated(t *testing.T, path string) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

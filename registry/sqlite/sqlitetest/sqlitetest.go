@@ -13,7 +13,14 @@ import (
 // Open returns a migrated store on a new file, closed when the test ends.
 func Open(t testing.TB) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "registry.db"))
+	return OpenAt(t, filepath.Join(t.TempDir(), "registry.db"))
+}
+
+// OpenAt opens the database file at path (made if missing) and migrates
+// it; the store is closed when the test ends.
+func OpenAt(t testing.TB, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
