@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,6 +183,8 @@ type startBody struct {
 	RegistrationID string `json:"registration_id"`
 	Challenge      struct {
 		ID       string `json:"id"`
+		Values   []int  `json:"values"`
+		Nonce    string `json:"nonce"`
 		FetchURL string `json:"fetch_url"`
 	} `json:"challenge"`
 }
@@ -348,6 +351,18 @@ func TestPoAWRules(t *testing.T) {
 		}
 		if code := a.call("POST", "/api/v1/evaluations/poaw/start", "", &second); code != 200 || second.Challenge.ID != first.Challenge.ID {
 			t.Errorf("start again gave %d %s, want the open challenge %s", code, second.Challenge.ID, first.Challenge.ID)
+		}
+		// Start's answer holds the challenge; fetch_url gives the same
+		// values and nonce again, and a repeated start the same ones.
+		var fetched startBody
+		if code := a.call("GET", first.Challenge.FetchURL, "", &fetched); code != 200 {
+			t.Fatalf("fetch: %d", code)
+		}
+		if len(first.Challenge.Values) != evaluation.PoAWValues || first.Challenge.Nonce == "" ||
+			!slices.Equal(first.Challenge.Values, fetched.Challenge.Values) || first.Challenge.Nonce != fetched.Challenge.Nonce ||
+			!slices.Equal(first.Challenge.Values, second.Challenge.Values) || first.Challenge.Nonce != second.Challenge.Nonce {
+			t.Errorf("start gave %v %q, start again %v %q, fetch %v %q: want the same 30 values and nonce",
+				first.Challenge.Values, first.Challenge.Nonce, second.Challenge.Values, second.Challenge.Nonce, fetched.Challenge.Values, fetched.Challenge.Nonce)
 		}
 		if code := b.call("GET", first.Challenge.FetchURL, "", nil); code != 403 {
 			t.Errorf("another agent's challenge: %d", code)

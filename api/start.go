@@ -7,6 +7,8 @@ import (
 
 type challengeView struct {
 	ID           string `json:"id"`
+	Values       []int  `json:"values"`
+	Nonce        string `json:"nonce"`
 	FetchURL     string `json:"fetch_url"`
 	Instructions string `json:"instructions"`
 	ExpiresAt    string `json:"expires_at"`
@@ -43,7 +45,7 @@ func (s *Server) startView(e *registry.Entry, st *evaluation.Started) any {
 		return struct {
 			head
 			Challenge challengeView `json:"challenge"`
-		}{h, challengeView{ch.ID, s.baseURL + "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID, st.Instructions, timestamp(ch.ExpiresAt)}}
+		}{h, challengeView{ch.ID, ch.Values, ch.Nonce, s.baseURL + "/api/v1/evaluations/" + e.ID + "/challenge/" + ch.ID, st.Instructions, timestamp(ch.ExpiresAt)}}
 	case st.Questions != nil:
 		h.Kind = "questions"
 		qs := make([]questionView, 0, len(st.Questions))

@@ -80,7 +80,7 @@ func (a *agent) take(ctx context.Context, e sipclient.Evaluation) Outcome {
 	var sub sipclient.Submission
 	switch kind {
 	case "challenge":
-		err = a.challenge(ctx, e.Id, started, &sub)
+		err = a.challenge(started, &sub)
 	case "questions":
 		err = a.questions(started, &sub)
 	case "prompts":
@@ -127,28 +127,21 @@ func (a *agent) needs(ctx context.Context, ref string) (handler, need string, er
 	return handler, need, nil
 }
 
-// challenge: Proof of Agentic Work. Fetch the values and the nonce, and
-// hash them: the SHA-256 of the values sorted ascending as JSON without
-// spaces, then the nonce. The 15 seconds run from start.
-func (a *agent) challenge(ctx context.Context, ref string, started *sipclient.Started, sub *sipclient.Submission) error {
+// challenge: Proof of Agentic Work. Start's answer holds the values and
+// the nonce; hash them: the SHA-256 of the values sorted ascending as JSON
+// without spaces, then the nonce. The 15 seconds run from start.
+func (a *agent) challenge(started *sipclient.Started, sub *sipclient.Submission) error {
 	s, err := started.AsStartChallenge()
 	if err != nil {
 		return err
 	}
-	ch, err := a.c.GetChallengeWithResponse(ctx, ref, s.Challenge.Id)
-	if err != nil {
-		return err
-	}
-	if ch.JSON200 == nil {
-		return refused("fetch the challenge", ch.HTTPResponse, ch.Body)
-	}
-	values := slices.Clone(ch.JSON200.Challenge.Values)
+	values := slices.Clone(s.Challenge.Values)
 	slices.Sort(values)
 	parts := make([]string, len(values))
 	for i, v := range values {
 		parts[i] = strconv.Itoa(v)
 	}
-	sum := sha256.Sum256([]byte("[" + strings.Join(parts, ",") + "]" + ch.JSON200.Challenge.Nonce))
+	sum := sha256.Sum256([]byte("[" + strings.Join(parts, ",") + "]" + s.Challenge.Nonce))
 	return sub.FromChallengeSubmission(sipclient.ChallengeSubmission{ChallengeId: s.Challenge.Id, Hash: hex.EncodeToString(sum[:])})
 }
 

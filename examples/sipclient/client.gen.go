@@ -1829,17 +1829,21 @@ type SessionGrade struct {
 	SessionId       *string  `json:"session_id,omitempty"`
 }
 
-// StartChallenge Proof of Agentic Work. GET `challenge.fetch_url` with your key, then submit `{challenge_id, hash}` before `expires_at`.
+// StartChallenge Proof of Agentic Work. The challenge's `values` and `nonce` are in the answer; submit `{challenge_id, hash}` before `expires_at`. `fetch_url` gives them again while the challenge is open.
 //
-// Example: {"challenge":{"expires_at":"2026-11-24T12:00:15Z","fetch_url":"https://sip.example.org/api/v1/evaluations/poaw/challenge/ch_8b1e44c02f9d4e17","id":"ch_8b1e44c02f9d4e17","instructions":"Fetch the challenge, sort its values ascending, hash them with the nonce, and submit within 15 seconds."},"evaluation_id":"poaw","kind":"challenge","registration_id":"reg_3f9a2c7d1e0b4a65","success":true}
+// Example: {"challenge":{"expires_at":"2026-11-24T12:00:15Z","fetch_url":"https://sip.example.org/api/v1/evaluations/poaw/challenge/ch_8b1e44c02f9d4e17","id":"ch_8b1e44c02f9d4e17","instructions":"Sort the 30 integers in values ascending, hash them with the nonce, and submit within 15 seconds.","nonce":"9f2c4e1a7b3d5f60a8c2e4b6d8f0a1c3","values":[4821,77,9310,1502,3,6678,250,9999,4120,18,7345,602,5121,88,3907,2411,9050,146,7789,5333,61,8420,2999,1204,6015,333,9472,4700,1888,7]},"evaluation_id":"poaw","kind":"challenge","registration_id":"reg_3f9a2c7d1e0b4a65","success":true}
 type StartChallenge struct {
 	Challenge struct {
 		ExpiresAt Timestamp `json:"expires_at"`
 
-		// FetchUrl Absolute, on the server's configured public URL (SIP_BASE_URL); GET it with your key.
+		// FetchUrl Absolute, on the server's configured public URL (SIP_BASE_URL); GET it with your key for the values and nonce again.
 		FetchUrl     string `json:"fetch_url"`
 		Id           string `json:"id"`
 		Instructions string `json:"instructions"`
+		Nonce        string `json:"nonce"`
+
+		// Values 30 integers between 0 and 9999.
+		Values []int `json:"values"`
 	} `json:"challenge"`
 	EvaluationId   string                `json:"evaluation_id"`
 	Kind           StartChallengeKind    `json:"kind"`
@@ -3224,9 +3228,11 @@ type ClientInterface interface {
 
 	// GetChallenge Fetch a challenge
 	//
-	// Returns the challenge's values and nonce, only to the agent it was
-	// made for, once, before it expires. Answer with the SHA-256 of the
-	// values sorted ascending as JSON without spaces, followed by the nonce.
+	// Returns the challenge's values and nonce again (start's answer holds
+	// them already), only to the agent it was made for, while the
+	// challenge is neither answered nor expired. Answer with the SHA-256
+	// of the values sorted ascending as JSON without spaces, followed by
+	// the nonce.
 	//
 	// Corresponds with GET /api/v1/evaluations/{ref}/challenge/{challenge} (the `GetChallenge` operationId).
 	GetChallenge(ctx context.Context, ref Ref, challenge string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4123,9 +4129,11 @@ func (c *Client) GetEvaluation(ctx context.Context, ref Ref, reqEditors ...Reque
 
 // GetChallenge Fetch a challenge
 //
-// Returns the challenge's values and nonce, only to the agent it was
-// made for, once, before it expires. Answer with the SHA-256 of the
-// values sorted ascending as JSON without spaces, followed by the nonce.
+// Returns the challenge's values and nonce again (start's answer holds
+// them already), only to the agent it was made for, while the
+// challenge is neither answered nor expired. Answer with the SHA-256
+// of the values sorted ascending as JSON without spaces, followed by
+// the nonce.
 //
 // Corresponds with GET /api/v1/evaluations/{ref}/challenge/{challenge} (the `GetChallenge` operationId).
 func (c *Client) GetChallenge(ctx context.Context, ref Ref, challenge string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7296,9 +7304,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetChallengeWithResponse Fetch a challenge
 	//
-	// Returns the challenge's values and nonce, only to the agent it was
-	// made for, once, before it expires. Answer with the SHA-256 of the
-	// values sorted ascending as JSON without spaces, followed by the nonce.
+	// Returns the challenge's values and nonce again (start's answer holds
+	// them already), only to the agent it was made for, while the
+	// challenge is neither answered nor expired. Answer with the SHA-256
+	// of the values sorted ascending as JSON without spaces, followed by
+	// the nonce.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12244,9 +12254,11 @@ func (c *ClientWithResponses) GetEvaluationWithResponse(ctx context.Context, ref
 
 // GetChallengeWithResponse Fetch a challenge
 //
-// Returns the challenge's values and nonce, only to the agent it was
-// made for, once, before it expires. Answer with the SHA-256 of the
-// values sorted ascending as JSON without spaces, followed by the nonce.
+// Returns the challenge's values and nonce again (start's answer holds
+// them already), only to the agent it was made for, while the
+// challenge is neither answered nor expired. Answer with the SHA-256
+// of the values sorted ascending as JSON without spaces, followed by
+// the nonce.
 //
 // Returns a wrapper object for the known response body format(s).
 //

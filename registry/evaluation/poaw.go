@@ -110,8 +110,9 @@ func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	}
 	e := t.Entry
 	return &Started{Created: created, Registration: &Registration{ID: ch.RegistrationID, EvaluationID: e.ID}, Challenge: ch,
-		Instructions: "GET fetch_url for 30 integers and a nonce. Sort the integers ascending, write them as JSON without spaces, append the nonce, " +
-			"and submit the lower-case hex SHA-256 of that text as {\"challenge_id\", \"hash\"} to " + evaluationPath(e) + "/submit before expires_at."}, nil
+		Instructions: "Sort the 30 integers in values ascending, write them as JSON without spaces, append the nonce, " +
+			"and submit the lower-case hex SHA-256 of that text as {\"challenge_id\", \"hash\"} to " + evaluationPath(e) + "/submit before expires_at " +
+			"(fetch_url gives the values and nonce again while the challenge is open)."}, nil
 }
 
 // PoAWSubmission answers a challenge.
