@@ -127,6 +127,7 @@ fuzz:
 	$(GO) test ./bot/policy -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./registry/internal/blob -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./api -run '^$$' -fuzz '^FuzzSanitize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	@for t in FuzzJSONLogHandler FuzzJSONLogRecord FuzzAppendTime; do \
 		$(GO) test ./cmd/sip -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done

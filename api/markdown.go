@@ -3,10 +3,8 @@ package api
 import (
 	"bytes"
 	"html/template"
-	"regexp"
 	"sync"
 
-	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -18,26 +16,19 @@ import (
 // markdown renders SIP bodies, which contributors write, to HTML that is
 // safe to serve: goldmark (CommonMark with GitHub's tables, task lists,
 // strikethrough and autolinks) drops raw HTML and dangerous link schemes,
-// and bluemonday's user-content policy then removes anything that could
-// still run: scripts, event handlers, javascript: and data: links, styles.
-// Renderings are cached by the content's hash.
+// and sanitizeHTML then keeps only the elements and attributes goldmark
+// writes, so nothing that could run survives: no scripts, event handlers,
+// javascript: or data: links, styles. Renderings are cached by the
+// content's hash.
 type markdown struct {
-	md     goldmark.Markdown
-	policy *bluemonday.Policy
-	mu     sync.Mutex
-	cache  map[string]template.HTML
+	md    goldmark.Markdown
+	mu    sync.Mutex
+	cache map[string]template.HTML
 }
 
 const maxRenderCache = 10_000
 
 func newMarkdown() *markdown {
-	p := bluemonday.UGCPolicy()
-	p.AllowAttrs("id").Matching(regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
-	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
-	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
-	p.AllowAttrs("checked", "disabled").OnElements("input")
-	p.RequireNoFollowOnLinks(true)
-	p.RequireNoReferrerOnLinks(true)
 	return &markdown{
 		md: goldmark.New(
 			goldmark.WithExtensions(extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
@@ -45,8 +36,7 @@ func newMarkdown() *markdown {
 			goldmark.WithParserOptions(parser.WithAutoHeadingID(),
 				parser.WithASTTransformers(util.Prioritized(demoteHeadings{}, 100))),
 		),
-		policy: p,
-		cache:  map[string]template.HTML{},
+		cache: map[string]template.HTML{},
 	}
 }
 
@@ -64,7 +54,7 @@ func (m *markdown) render(key, src string) template.HTML {
 		buf.Reset()
 		template.HTMLEscape(&buf, []byte(src))
 	}
-	h := template.HTML(m.policy.SanitizeBytes(buf.Bytes())) // #nosec: sanitised above
+	h := template.HTML(sanitizeHTML(buf.Bytes())) // #nosec: sanitised here
 	m.mu.Lock()
 	if len(m.cache) >= maxRenderCache {
 		m.cache = map[string]template.HTML{}
