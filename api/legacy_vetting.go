@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/sipregistry/sip/internal/metric"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )

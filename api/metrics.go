@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sipregistry/sip/internal/metric"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/stats"
 )

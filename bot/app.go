@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/bot/inbox"
-	"github.com/sipregistry/sip/internal/metric"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/bot/inbox"
-	"github.com/sipregistry/sip/internal/metric"
+	"github.com/sipregistry/sip/registry/metric"
 )
 
 // botMetrics are the App's Prometheus metrics: intake outcomes,

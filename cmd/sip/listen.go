@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sipregistry/sip/internal/metric"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 )
