@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
 )
@@ -40,7 +40,7 @@ const (
 type legacyVetting struct {
 	s        *Server
 	cfg      LegacyVetting
-	requests *prometheus.CounterVec
+	requests *metric.CounterVec
 }
 
 // mountLegacyVetting adds SafeMolt's vetting endpoints when configured.
@@ -48,11 +48,10 @@ func (s *Server) mountLegacyVetting(e *echo.Echo, cfg LegacyVetting) {
 	if cfg.Sunset.IsZero() {
 		return
 	}
-	l := &legacyVetting{s: s, cfg: cfg, requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sip_legacy_vetting_requests_total",
-		Help: "Calls of SafeMolt's deprecated vetting endpoints, by endpoint and outcome (an error code, or ok): who still needs them before the sunset.",
-	}, []string{"endpoint", "outcome"})}
-	s.metrics.registry.MustRegister(l.requests)
+	l := &legacyVetting{s: s, cfg: cfg, requests: metric.NewCounterVec("sip_legacy_vetting_requests_total",
+		"Calls of SafeMolt's deprecated vetting endpoints, by endpoint and outcome (an error code, or ok): who still needs them before the sunset.",
+		"endpoint", "outcome")}
+	s.metrics.registry.Register(l.requests)
 	e.POST(legacyPrefix+"/start", l.wrap("start", s.withAgent(l.start)))
 	e.GET(legacyPrefix+"/challenge/:id", l.wrap("challenge", l.challenge))
 	e.POST(legacyPrefix+"/complete", l.wrap("complete", s.withAgent(l.complete)))

@@ -8,20 +8,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/stats"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// metrics are the server's Prometheus collectors, on a registry of its own
-// (not the global one), so two servers in one test do not collide.
+// metrics are the server's Prometheus metrics, on a registry of its own,
+// so two servers in one test do not collide.
 type metrics struct {
-	registry *prometheus.Registry
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	reloads  prometheus.Counter
+	registry *metric.Registry
+	requests *metric.CounterVec
+	duration *metric.HistogramVec
+	reloads  *metric.Counter
 
 	// byRoute keeps the collectors of each method, route and status seen,
 	// so a request costs no label hashing or formatting. The map is
@@ -37,8 +35,8 @@ type routeKey struct {
 }
 
 type routeMetrics struct {
-	requests prometheus.Counter
-	duration prometheus.Observer
+	requests *metric.Counter
+	duration *metric.Histogram
 }
 
 // maxRoutes bounds byRoute: methods are the client's to choose.
@@ -46,20 +44,14 @@ const maxRoutes = 1024
 
 func newMetrics() *metrics {
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sip_http_requests_total", Help: "HTTP requests by method, route and status code.",
-		}, []string{"method", "route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "sip_http_request_duration_seconds", Help: "HTTP request latency by method and route.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"method", "route"}),
-		reloads: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "sip_catalog_reloads_total", Help: "Times the API reloaded the registry after a sync.",
-		}),
+		registry: metric.NewRegistry(),
+		requests: metric.NewCounterVec("sip_http_requests_total", "HTTP requests by method, route and status code.",
+			"method", "route", "code"),
+		duration: metric.NewHistogramVec("sip_http_request_duration_seconds", "HTTP request latency by method and route.",
+			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}, "method", "route"),
+		reloads: metric.NewCounter("sip_catalog_reloads_total", "Times the API reloaded the registry after a sync."),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.reloads,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry.Register(m.requests, m.duration, m.reloads, metric.GoCollector(), metric.ProcessCollector())
 	return m
 }
 
@@ -88,93 +80,88 @@ func (m *metrics) observe(method, route string, status int, elapsed time.Duratio
 	r.duration.Observe(elapsed.Seconds())
 }
 
-// Registry returns the Prometheus registry, so the program can add its own
-// collectors (sync counts, the bot's queue) to /metrics.
-func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
+// Registry returns the registry /metrics serves, so the program can add
+// its own collectors (the GitHub App's, the judge's) to it.
+func (s *Server) Registry() *metric.Registry { return s.metrics.registry }
 
 // jobCollector reads the judging queue when /metrics is scraped, so every
 // replica reports the one queue they share.
 type jobCollector struct {
-	source *evaluation.Service
-	now    func() time.Time
+	source      *evaluation.Service
+	now         func() time.Time
+	jobs, since *metric.Desc
 }
 
-var (
-	jobsDesc      = prometheus.NewDesc("sip_judge_jobs", "Judging jobs waiting for a worker, being judged, and failed for good.", []string{"status"}, nil)
-	jobOldestDesc = prometheus.NewDesc("sip_judge_oldest_waiting_seconds", "How long the longest-waiting judging job has waited (0 when none waits).", nil, nil)
-)
+func newJobCollector(source *evaluation.Service, now func() time.Time) *jobCollector {
+	return &jobCollector{source: source, now: now,
+		jobs:  metric.NewGaugeDesc("sip_judge_jobs", "Judging jobs waiting for a worker, being judged, and failed for good.", "status"),
+		since: metric.NewGaugeDesc("sip_judge_oldest_waiting_seconds", "How long the longest-waiting judging job has waited (0 when none waits)."),
+	}
+}
 
-func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc; ch <- jobOldestDesc }
-
-func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+func (c *jobCollector) Collect(ctx context.Context, s *metric.Scrape) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	st, err := c.source.JobStats(ctx)
 	if err != nil {
 		return
 	}
 	for status, n := range map[string]int{"waiting": st.Waiting, "judging": st.Judging, "failed": st.Failed} {
-		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), status)
+		s.Value(c.jobs, float64(n), status)
 	}
 	age := 0.0
 	if !st.OldestWaiting.IsZero() {
 		age = max(c.now().Sub(st.OldestWaiting).Seconds(), 0)
 	}
-	ch <- prometheus.MustNewConstMetric(jobOldestDesc, prometheus.GaugeValue, age)
+	s.Value(c.since, age)
 }
 
 // overviewCollector exports the registry's success metrics (the figures
 // of /stats, as cached there) when /metrics is scraped.
 type overviewCollector struct {
 	server *Server
+	agents, agentsActive, adoption, completion, passRate, outcomes,
+	open, contributors, evaluations, modulesActive *metric.Desc
 }
 
-var (
-	agentsDesc        = prometheus.NewDesc("sip_agents", "Agents registered with the registry.", nil, nil)
-	agentsActiveDesc  = prometheus.NewDesc("sip_agents_registered_for_evaluation", "Agents registered for at least one evaluation (adoption's numerator).", nil, nil)
-	adoptionDesc      = prometheus.NewDesc("sip_adoption_ratio", "Share of agents registered for at least one evaluation.", nil, nil)
-	completionDesc    = prometheus.NewDesc("sip_completion_ratio", "Share of ended registrations that completed.", nil, nil)
-	passRateDesc      = prometheus.NewDesc("sip_pass_ratio", "Share of graded attempts (passed, failed, expired) that passed.", nil, nil)
-	outcomesDesc      = prometheus.NewDesc("sip_attempts", "Attempts that ended, by outcome (revoked results left out).", []string{"outcome"}, nil)
-	openDesc          = prometheus.NewDesc("sip_registrations_open", "Registrations under way.", nil, nil)
-	contributorsDesc  = prometheus.NewDesc("sip_contributors", "Distinct authors of the registry's SIPs.", nil, nil)
-	evaluationsDesc   = prometheus.NewDesc("sip_evaluations", "Evaluation SIPs by module, and whether active.", []string{"module", "active"}, nil)
-	modulesActiveDesc = prometheus.NewDesc("sip_modules_with_active_evaluations", "Modules with at least one active evaluation (module diversity).", nil, nil)
-)
-
-func (c *overviewCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{agentsDesc, agentsActiveDesc, adoptionDesc, completionDesc, passRateDesc, outcomesDesc,
-		openDesc, contributorsDesc, evaluationsDesc, modulesActiveDesc} {
-		ch <- d
+func newOverviewCollector(server *Server) *overviewCollector {
+	return &overviewCollector{server: server,
+		agents:        metric.NewGaugeDesc("sip_agents", "Agents registered with the registry."),
+		agentsActive:  metric.NewGaugeDesc("sip_agents_registered_for_evaluation", "Agents registered for at least one evaluation (adoption's numerator)."),
+		adoption:      metric.NewGaugeDesc("sip_adoption_ratio", "Share of agents registered for at least one evaluation."),
+		completion:    metric.NewGaugeDesc("sip_completion_ratio", "Share of ended registrations that completed."),
+		passRate:      metric.NewGaugeDesc("sip_pass_ratio", "Share of graded attempts (passed, failed, expired) that passed."),
+		outcomes:      metric.NewGaugeDesc("sip_attempts", "Attempts that ended, by outcome (revoked results left out).", "outcome"),
+		open:          metric.NewGaugeDesc("sip_registrations_open", "Registrations under way."),
+		contributors:  metric.NewGaugeDesc("sip_contributors", "Distinct authors of the registry's SIPs."),
+		evaluations:   metric.NewGaugeDesc("sip_evaluations", "Evaluation SIPs by module, and whether active.", "module", "active"),
+		modulesActive: metric.NewGaugeDesc("sip_modules_with_active_evaluations", "Modules with at least one active evaluation (module diversity)."),
 	}
 }
 
-func (c *overviewCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+func (c *overviewCollector) Collect(ctx context.Context, s *metric.Scrape) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	o, _, err := c.server.overview(ctx)
 	if err != nil {
 		c.server.log.Warn("metrics: counting the registry", "err", err)
 		return
 	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
-	gauge(agentsDesc, float64(o.Adoption.Of))
-	gauge(agentsActiveDesc, float64(o.Adoption.N))
-	for d, r := range map[*prometheus.Desc]stats.Rate{adoptionDesc: o.Adoption, completionDesc: o.Completion, passRateDesc: o.PassRate} {
+	s.Value(c.agents, float64(o.Adoption.Of))
+	s.Value(c.agentsActive, float64(o.Adoption.N))
+	for d, r := range map[*metric.Desc]stats.Rate{c.adoption: o.Adoption, c.completion: o.Completion, c.passRate: o.PassRate} {
 		if r.Known() {
-			gauge(d, r.Percent()/100)
+			s.Value(d, r.Percent()/100)
 		}
 	}
 	for _, oc := range o.Outcomes {
-		gauge(outcomesDesc, float64(oc.N), string(oc.Outcome))
+		s.Value(c.outcomes, float64(oc.N), string(oc.Outcome))
 	}
-	gauge(openDesc, float64(o.Open))
-	gauge(contributorsDesc, float64(len(o.Contributors)))
+	s.Value(c.open, float64(o.Open))
+	s.Value(c.contributors, float64(len(o.Contributors)))
 	for _, m := range o.Modules {
-		gauge(evaluationsDesc, float64(m.Active), m.Module, "true")
-		gauge(evaluationsDesc, float64(m.Evaluations-m.Active), m.Module, "false")
+		s.Value(c.evaluations, float64(m.Active), m.Module, "true")
+		s.Value(c.evaluations, float64(m.Evaluations-m.Active), m.Module, "false")
 	}
-	gauge(modulesActiveDesc, float64(o.ActiveModules))
+	s.Value(c.modulesActive, float64(o.ActiveModules))
 }

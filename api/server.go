@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sipregistry/sip/api/mcp"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/credential"
@@ -151,7 +150,7 @@ func NewServer(cfg Config) *Server {
 		s.serves = s.runtime.Serves()
 	}
 	if s.serves.Jobs {
-		s.metrics.registry.MustRegister(&jobCollector{source: s.runtime, now: s.now})
+		s.metrics.registry.Register(newJobCollector(s.runtime, s.now))
 	}
 	s.catalog = &catalog{registry: cfg.Catalog, metrics: s.metrics}
 	if s.serves.Agents {
@@ -159,7 +158,7 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Stats != nil {
 		s.stats = cfg.Stats
-		s.metrics.registry.MustRegister(&overviewCollector{server: s})
+		s.metrics.registry.Register(newOverviewCollector(s))
 	}
 	s.markdown, s.commitURL, s.sourceBranch = newMarkdown(), cfg.CommitURL, cfg.SourceBranch
 	if s.sourceBranch == "" {
@@ -190,7 +189,7 @@ func NewServer(cfg Config) *Server {
 	}
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", echo.WrapHandler(s.metrics.registry))
 	e.GET("/api/v1/openapi.json", s.openAPI)
 	e.GET("/api/v1/sips", s.listSIPs)
 	e.GET("/api/v1/evaluations", s.listEvaluations)

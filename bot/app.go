@@ -17,9 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sipregistry/sip/bot/inbox"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
 )
 
@@ -179,7 +178,7 @@ func (a *App) Run(ctx context.Context) {
 }
 
 // Collectors are the App's Prometheus metrics, for the server's /metrics.
-func (a *App) Collectors() []prometheus.Collector { return a.metrics.collectors() }
+func (a *App) Collectors() []metric.Collector { return a.metrics.collectors() }
 
 func (a *App) notify() {
 	select {

@@ -20,13 +20,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/api/apitest"
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
@@ -254,9 +253,9 @@ func (h *harness) waitCheck(sha, name, status, conclusion string) *githubtest.Ch
 // metrics renders the App's collectors as /metrics would.
 func (h *harness) metrics() string {
 	h.t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(h.app.Collectors()...)
+	reg := metric.NewRegistry()
+	reg.Register(h.app.Collectors()...)
 	rec := httptest.NewRecorder()
-	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	reg.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.String()
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,8 +11,6 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/sipregistry/sip/registry/judge"
 )
 
 // sipSettings are the SIP_* variables sip reads, found in its source, so
@@ -214,50 +211,5 @@ func TestSystemdRecipe(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(keys["RestartPreventExitStatus"], " "), "78") {
 		t.Errorf("RestartPreventExitStatus=%v: a configuration error (78) would restart forever", keys["RestartPreventExitStatus"])
-	}
-}
-
-// TestAlertRules: every sip metric the example alert rules use is one sip
-// serves (or, for the GitHub App's, one the App declares).
-func TestAlertRules(t *testing.T) {
-	t.Parallel()
-	var rules struct {
-		Groups []struct {
-			Rules []struct{ Alert, Expr string }
-		}
-	}
-	raw, err := os.ReadFile("../../docs/deploy/prometheus/alerts.yaml")
-	if err != nil || yaml.Unmarshal(raw, &rules) != nil || len(rules.Groups) == 0 {
-		t.Fatalf("alerts.yaml: %v", err)
-	}
-	m := MustRunMain(t, &Main{Judge: &judge.Client{URL: "http://127.0.0.1:1", Model: "m"}})
-	// Request metrics appear with the first request.
-	if resp, err := http.Get(m.URL + "/healthz"); err == nil {
-		resp.Body.Close()
-	}
-	resp, err := http.Get(m.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var app []byte
-	botFiles, _ := filepath.Glob("../../bot/*.go")
-	for _, f := range botFiles {
-		if b, err := os.ReadFile(f); err == nil && !strings.HasSuffix(f, "_test.go") {
-			app = append(app, b...)
-		}
-	}
-	name := regexp.MustCompile(`\bsip_[a-z_]+`)
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			for _, metric := range name.FindAllString(r.Expr, -1) {
-				base := strings.TrimSuffix(metric, "_bucket")
-				if !bytes.Contains(served, []byte("\n"+base)) && !bytes.Contains(served, []byte("# TYPE "+base+" ")) &&
-					!bytes.Contains(app, []byte(`"`+base+`"`)) {
-					t.Errorf("alert %s uses %s, which sip does not serve", r.Alert, metric)
-				}
-			}
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,8 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
 )
@@ -122,25 +122,25 @@ func judgeStatus(w *evaluation.Worker) func() string {
 	}
 }
 
-// judgeCollectors are the judge's metrics: whether it answers, and the
-// calls that found it down, by kind.
-func judgeCollectors(w *evaluation.Worker) []prometheus.Collector {
-	up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sip_judge_up",
-		Help: "1 while the judge answers (or no call failed yet), 0 while it is down; absent without a judge."},
-		func() float64 {
-			if w.Health().Up {
-				return 1
-			}
-			return 0
-		})
-	out := []prometheus.Collector{up}
-	for _, kind := range []string{"unreachable", "timeout", "unavailable"} {
-		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sip_judge_outage_calls_total",
-			Help:        "Judge calls that found the judge down, by kind (unreachable, timeout, unavailable: 429 or 5xx).",
-			ConstLabels: prometheus.Labels{"kind": kind}},
-			func() float64 { return float64(w.Health().Outages[kind]) }))
-	}
-	return append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sip_judge_bad_answers_total",
-		Help: "Judge answers that were unusable (not the required JSON object, or a 4xx)."},
-		func() float64 { return float64(w.Health().BadAnswers) }))
+// judgeCollector is the judge's metrics: whether it answers, and the
+// calls that found it down, by kind, read from the worker when scraped.
+func judgeCollector(w *evaluation.Worker) metric.Collector {
+	up := metric.NewGaugeDesc("sip_judge_up",
+		"1 while the judge answers (or no call failed yet), 0 while it is down; absent without a judge.")
+	outages := metric.NewCounterDesc("sip_judge_outage_calls_total",
+		"Judge calls that found the judge down, by kind (unreachable, timeout, unavailable: 429 or 5xx).", "kind")
+	bad := metric.NewCounterDesc("sip_judge_bad_answers_total",
+		"Judge answers that were unusable (not the required JSON object, or a 4xx).")
+	return metric.CollectorFunc(func(_ context.Context, s *metric.Scrape) {
+		h := w.Health()
+		answers := 0.0
+		if h.Up {
+			answers = 1
+		}
+		s.Value(up, answers)
+		for _, kind := range []string{"unreachable", "timeout", "unavailable"} {
+			s.Value(outages, float64(h.Outages[kind]), kind)
+		}
+		s.Value(bad, float64(h.BadAnswers))
+	})
 }

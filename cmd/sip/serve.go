@@ -388,7 +388,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	srv := api.NewServer(cfg)
 	if app != nil {
-		srv.Registry().MustRegister(app.Collectors()...)
+		srv.Registry().Register(app.Collectors()...)
 		appCtx, stopApp := context.WithCancel(context.WithoutCancel(ctx))
 		appDone := make(chan struct{})
 		go func() { defer close(appDone); app.Run(appCtx) }()
@@ -400,7 +400,7 @@ func (m *Main) Run(ctx context.Context) error {
 		OutageWindow: m.JudgeOutageWindow}
 	if m.Judge != nil {
 		worker.Judge = m.Judge
-		srv.Registry().MustRegister(judgeCollectors(worker)...)
+		srv.Registry().Register(judgeCollector(worker))
 	}
 	logJudge(log, m.Judge, cmp.Or(m.JudgeOutageWindow, time.Hour))
 	srv.SetJudgeStatus(judgeStatus(worker))
