@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
-	"github.com/sipregistry/sip/evaluations"
 )
 
 // TestBrowserContribute: the editor checks and previews as its author
@@ -90,14 +88,7 @@ func TestBrowserProposeAsAuthor(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
 	gh := githubtest.New(t)
-	files := map[string]string{".github/sip.yml": "maintainers:\n  users: [maintainer]\n"}
-	fs.WalkDir(evaluations.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(p, "SIP-") {
-			b, _ := fs.ReadFile(evaluations.FS, p)
-			files["evaluations/"+p] = string(b)
-		}
-		return err
-	})
+	files := bundledRepo()
 	repo := gh.CreateRepo("octo-org", "sips", files)
 	m := MustRunMain(t, &Main{
 		GitHub: &bot.Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, WebhookSecrets: []string{"s3cret"}, APIURL: gh.URL, Repository: "octo-org/sips"},

@@ -63,14 +63,7 @@ func TestServeGitHubAppConfig(t *testing.T) {
 func TestServeGitHubAppSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t)
-	files := map[string]string{".github/sip.yml": "maintainers:\n  users: [maintainer]\n"}
-	fs.WalkDir(evaluations.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(p, "SIP-") {
-			b, _ := fs.ReadFile(evaluations.FS, p)
-			files["evaluations/"+p] = string(b)
-		}
-		return err
-	})
+	files := bundledRepo()
 	repo := gh.CreateRepo("octo-org", "sips", files)
 	var pulls []*githubtest.Pull
 	for i, n := range []int{9, 10, 11} {
@@ -205,4 +198,18 @@ func TestServeSignInConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bundledRepo is a SIP repository's files for the fake GitHub: the bundled
+// SIPs under evaluations/ and a policy whose maintainer is "maintainer".
+func bundledRepo() map[string]string {
+	files := map[string]string{".github/sip.yml": "maintainers:\n  users: [maintainer]\n"}
+	fs.WalkDir(evaluations.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(p, "SIP-") {
+			b, _ := fs.ReadFile(evaluations.FS, p)
+			files["evaluations/"+p] = string(b)
+		}
+		return err
+	})
+	return files
 }

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/evaluation"
 	"github.com/sipregistry/sip/registry/judge"
+	"github.com/sipregistry/sip/registry/metric"
 )
 
 // listen binds the server's address. sip serve does it before it touches

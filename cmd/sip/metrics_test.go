@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,7 +24,6 @@ import (
 	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
-	"github.com/sipregistry/sip/evaluations"
 	"github.com/sipregistry/sip/registry/judge"
 )
 
@@ -37,14 +35,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func fullServer(t *testing.T) *Main {
 	t.Helper()
 	gh := githubtest.New(t)
-	files := map[string]string{".github/sip.yml": "maintainers:\n  users: [maintainer]\n"}
-	fs.WalkDir(evaluations.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(p, "SIP-") {
-			b, _ := fs.ReadFile(evaluations.FS, p)
-			files["evaluations/"+p] = string(b)
-		}
-		return err
-	})
+	files := bundledRepo()
 	gh.CreateRepo("octo-org", "sips", files)
 	const secret = "s3cret"
 	m := MustRunMain(t, &Main{
