@@ -9,9 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/metric"
 )
 
 // LegacyVetting configures SafeMolt's vetting endpoints

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/evaluation"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/stats"
 )
 

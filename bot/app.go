@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/sipregistry/sip/bot/inbox"
-	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/metric"
 )
 
 // Store is what the App needs of the registry database.

@@ -25,8 +25,8 @@ import (
 	"github.com/sipregistry/sip/bot"
 	"github.com/sipregistry/sip/bot/githubtest"
 	"github.com/sipregistry/sip/evaluations"
-	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry"
+	"github.com/sipregistry/sip/registry/metric"
 	"github.com/sipregistry/sip/registry/postgres/postgrestest"
 	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
