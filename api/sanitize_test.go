@@ -375,6 +375,38 @@ func TestSanitizeHTML(t *testing.T) {
 	}
 }
 
+// TestSanitizedStaysInItsContainer: HTML that would leave the article the
+// page puts it in, and markup a browser nests otherwise than it is written
+// (an element inside one of its own kind, end tags then left over), stays
+// in it once sanitised. checkContained is first shown to see the escapes.
+func TestSanitizedStaysInItsContainer(t *testing.T) {
+	escapes := []string{
+		`</article>x`, `</div><form action="https://evil.example">`, `</main><base href="https://evil.example/">`,
+		`<plaintext>`, `<textarea>`, `<title>`, `<xmp>`, `<noscript>`, `<iframe>`,
+		`<select>`, `<svg><foreignObject></article>`, `<math><mi></div>`, `<template></article>`,
+	}
+	misnested := []string{
+		`<li>a<li>b</li></li></li>`, `<h2><h3>a</h3></h2></h2>`, `<p><p>a</p></p></p>`, `<ul><li><ul></li></ul></ul></ul>`,
+		`<a href="/x"><a href="/y">a</a></a></a>`, `<em><p>a</em>b</p>`, `<table><table><tr><td>a</table></table></table>x`,
+		`<table><td><table><td></td></table></td></table>`, `<table><em><td>a</em></td></table>`, `<td><th><tr>a</tr></th></td>`,
+		`<pre><blockquote></pre></blockquote>`, `<code><h2><a href="/x"><p>t</code></a></h2>`, `<frameset><table><p>`,
+		`</table></td></tr></tbody></li></p></h2></a>x`, `<body></body></html>x`,
+	}
+	for _, in := range escapes {
+		if checkContained([]byte(in)) == nil {
+			t.Errorf("checkContained(%q) = nil, want it to see the HTML leave the article", in)
+		}
+	}
+	for _, in := range append(escapes, misnested...) {
+		t.Run(in, func(t *testing.T) {
+			out := sanitizeHTML([]byte(in))
+			if err := checkContained(out); err != nil {
+				t.Errorf("sanitizeHTML(%q) = %q: %v", in, out, err)
+			}
+		})
+	}
+}
+
 // xssVectors are from OWASP's XSS filter evasion cheat sheet, and a few
 // more, to seed FuzzSanitize.
 var xssVectors = []string{
@@ -491,7 +523,62 @@ func FuzzSanitize(f *testing.F) {
 		if again := sanitizeHTML(out); !bytes.Equal(again, out) {
 			t.Fatalf("sanitizing %q twice: %q, then %q", in, out, again)
 		}
+		if err := checkContained(out); err != nil {
+			t.Fatalf("sanitizeHTML(%q) = %q: %v", in, out, err)
+		}
 	})
+}
+
+// checkContained parses sanitised HTML as a browser does where the SIP page
+// puts it, in an article followed by the page's own aside and sections
+// (and, without a doctype, in quirks mode, as the editor's script parses
+// its preview), and checks that what it makes stays in the article: the
+// page's elements keep their places and stay empty.
+func checkContained(out []byte) error {
+	for _, doctype := range []string{"<!doctype html>", ""} {
+		page := doctype + `<html><head></head><body><header></header><main><div data-page="layout"><article data-page="sip">` + string(out) +
+			`</article><aside data-page="aside"></aside></div><section data-page="results"></section></main><footer></footer></body></html>`
+		doc, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			return err
+		}
+		var (
+			path  []string // the page's elements and stray text, in document order
+			marks = map[string]int{}
+			visit func(n *html.Node, in string)
+		)
+		visit = func(n *html.Node, in string) {
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type != html.ElementNode {
+					if in != "article sip" && c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+						path = append(path, in+" > text "+c.Data)
+					}
+					continue
+				}
+				mark := ""
+				for _, a := range c.Attr {
+					if a.Key == "data-page" {
+						mark = a.Val
+					}
+				}
+				marks[mark]++
+				if in == "article sip" {
+					visit(c, in)
+					continue
+				}
+				name := strings.TrimSpace(c.Data + " " + mark)
+				path = append(path, in+" > "+name)
+				visit(c, name)
+			}
+		}
+		visit(doc, "")
+		want := []string{" > html", "html > head", "html > body", "body > header", "body > main", "main > div layout",
+			"div layout > article sip", "div layout > aside aside", "main > section results", "body > footer"}
+		if !slices.Equal(path, want) || marks["sip"] != 1 || marks["layout"] != 1 || marks["aside"] != 1 || marks["results"] != 1 {
+			return fmt.Errorf("on the page %q the page's elements are %v, want %v", doctype, path, want)
+		}
+	}
+	return nil
 }
 
 // checkSanitized checks sanitised HTML on its own terms, without the
