@@ -58,6 +58,16 @@ var (
 			return true
 		},
 	}, {
+		name: "page id",
+		reason: "ours drops a heading id that the SIP page uses itself (main, facts, results, ...), which the heading, " +
+			"coming first, would take from the page's own section; bluemonday keeps it. Stricter.",
+		fix: func(tok *html.Token) bool {
+			if len(tok.Data) == 2 && tok.Data[0] == 'h' {
+				tok.Attr = slices.DeleteFunc(tok.Attr, func(a html.Attribute) bool { return a.Key == "id" && pageIDs[a.Val] })
+			}
+			return true
+		},
+	}, {
 		name: "host-relative URL",
 		reason: "ours drops a link or image URL without a scheme that names a host (//host, ///host, which browsers " +
 			"read as another site); bluemonday lets them through as relative. Stricter.",
@@ -210,6 +220,7 @@ var trickyMarkdown = []struct {
 	{name: "strikethrough and emphasis", src: "~~old~~ ~one~ *em **strong *both***_u_"},
 	{name: "thematic breaks", src: "a\n\n---\n\n***\n\n___"},
 	{name: "headings with odd text", src: "# Über Straße\n\n## <script>alert(1)</script>\n\n### a\"b'c<d>&e\n\n#### 123\n\n##### Duplicate\n\n###### Duplicate\n\n#\n\n# !!!\n\n# [link](https://example.com) in `code`"},
+	{name: "headings named like the page's sections", src: "## Results\n\n## Versions\n\n## Results", differs: []string{"page id"}},
 	{name: "heading starting with a dash", src: "# -leading dash"},
 	{name: "heading starting with an underscore", src: "# _under_ score"},
 	{name: "heading starting with an emoji", src: "## ❌ Failed\n\n## ✅ Passed"},
@@ -336,6 +347,8 @@ func TestSanitizeHTML(t *testing.T) {
 		{"checkbox type must be exact", `<input type="Checkbox" checked>`, ``},
 		{"heading ids only as goldmark makes them", `<h2 id="-a_b-1">x</h2><h3 id="A b">y</h3><h4 id="a:b">z</h4><p id="p">t</p>`,
 			`<h2 id="-a_b-1">x</h2><h3>y</h3><h4>z</h4><p>t</p>`},
+		{"heading ids the page uses itself dropped", `<h2 id="results">r</h2><h3 id="facts">f</h3><h4 id="main">m</h4><h2 id="results-1">s</h2>`,
+			`<h2>r</h2><h3>f</h3><h4>m</h4><h2 id="results-1">s</h2>`},
 		{"event handlers and styles dropped", `<p onclick="x" style="color:red" class="c" id="i">t</p>`, `<p>t</p>`},
 		{"comments and doctype dropped", `<!DOCTYPE html><!-- c --><p>t<!-- d --></p>`, `<p>t</p>`},
 		{"conditional comment dropped", `<!--[if IE]><script>x</script><![endif]-->t`, `t`},
@@ -370,6 +383,34 @@ func TestSanitizeHTML(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(sanitizeHTML([]byte(tc.in))); got != tc.want {
 				t.Errorf("sanitizeHTML(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSanitizeDropsPageIDs: no heading of a SIP body takes an id of the
+// page around it (layout.html and evaluation.html), which would take the
+// page's fragment links and the names of its sections (aria-labelledby).
+func TestSanitizeDropsPageIDs(t *testing.T) {
+	idAttr := regexp.MustCompile(`\bid="([^"{}]+)"`)
+	var ids []string
+	for _, name := range []string{"layout.html", "evaluation.html"} {
+		b, err := webFS.ReadFile("templates/web/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range idAttr.FindAllSubmatch(b, -1) {
+			ids = append(ids, string(m[1]))
+		}
+	}
+	if len(ids) < 5 {
+		t.Fatalf("ids of the page = %v, want the page's sections' ids", ids)
+	}
+	for _, id := range ids {
+		t.Run(id, func(t *testing.T) {
+			in := `<h2 id="` + id + `">t</h2>`
+			if got := string(sanitizeHTML([]byte(in))); got != "<h2>t</h2>" {
+				t.Errorf("sanitizeHTML(%q) = %q, want %q", in, got, "<h2>t</h2>")
 			}
 		})
 	}
