@@ -220,7 +220,7 @@ func attrValue(name, key, val string) (string, bool) {
 	case "a title", "img title", "img alt":
 		return val, isPlainText(val)
 	case "h1 id", "h2 id", "h3 id", "h4 id", "h5 id", "h6 id":
-		return val, isHeadingID(val)
+		return val, isHeadingID(val) && !pageIDs[val]
 	case "th align", "td align":
 		return val, val == "left" || val == "right" || val == "center"
 	case "ol start":
@@ -279,6 +279,12 @@ func isPlainText(s string) bool {
 	}
 	return true
 }
+
+// pageIDs are the ids of the page a SIP body is shown on (layout.html and
+// evaluation.html): a heading of the body, coming first in the document,
+// would take the page's fragment links and its sections' names
+// (aria-labelledby), so it loses its id instead.
+var pageIDs = map[string]bool{"main": true, "nav-q": true, "facts": true, "prereqs": true, "versions": true, "results": true}
 
 // isHeadingID reports whether s is an id goldmark could have made for a
 // heading: lower-case ASCII letters, digits, '-' and '_'. (A heading that

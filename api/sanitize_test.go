@@ -58,6 +58,16 @@ var (
 			return true
 		},
 	}, {
+		name: "page id",
+		reason: "ours drops a heading id that the SIP page uses itself (main, facts, results, ...), which the heading, " +
+			"coming first, would take from the page's own section; bluemonday keeps it. Stricter.",
+		fix: func(tok *html.Token) bool {
+			if len(tok.Data) == 2 && tok.Data[0] == 'h' {
+				tok.Attr = slices.DeleteFunc(tok.Attr, func(a html.Attribute) bool { return a.Key == "id" && pageIDs[a.Val] })
+			}
+			return true
+		},
+	}, {
 		name: "host-relative URL",
 		reason: "ours drops a link or image URL without a scheme that names a host (//host, ///host, which browsers " +
 			"read as another site); bluemonday lets them through as relative. Stricter.",
@@ -170,6 +180,10 @@ var trickyMarkdown = []struct {
 	{name: "data link", src: "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)"},
 	{name: "data image", src: "![pixel](data:image/png;base64,iVBORw0KGgo=)"},
 	{name: "data image link", src: "[x](data:image/png;base64,iVBORw0KGgo=)"},
+	{name: "javascript link, NUL entity", src: "[x](java&#0;script:alert(1))"},
+	{name: "javascript link, non-breaking space first", src: "[x](\u00a0javascript:alert(1))"},
+	{name: "dot segments before a host", src: "[x](/.//evil.example) [y](.//evil.example)"},
+	{name: "title breaking out of its quotes", src: `[x](https://a.example "t\" onmouseover=x")`},
 	{name: "protocol-relative link", src: "[x](//evil.example/a)", differs: []string{"host-relative URL"}},
 	{name: "protocol-relative image", src: "![a](//evil.example/a.png)", differs: []string{"host-relative URL"}},
 	{name: "triple-slash link", src: "[x](///evil.example)", differs: []string{"host-relative URL"}},
@@ -210,6 +224,7 @@ var trickyMarkdown = []struct {
 	{name: "strikethrough and emphasis", src: "~~old~~ ~one~ *em **strong *both***_u_"},
 	{name: "thematic breaks", src: "a\n\n---\n\n***\n\n___"},
 	{name: "headings with odd text", src: "# Über Straße\n\n## <script>alert(1)</script>\n\n### a\"b'c<d>&e\n\n#### 123\n\n##### Duplicate\n\n###### Duplicate\n\n#\n\n# !!!\n\n# [link](https://example.com) in `code`"},
+	{name: "headings named like the page's sections", src: "## Results\n\n## Versions\n\n## Results", differs: []string{"page id"}},
 	{name: "heading starting with a dash", src: "# -leading dash"},
 	{name: "heading starting with an underscore", src: "# _under_ score"},
 	{name: "heading starting with an emoji", src: "## ❌ Failed\n\n## ✅ Passed"},
@@ -336,9 +351,16 @@ func TestSanitizeHTML(t *testing.T) {
 		{"checkbox type must be exact", `<input type="Checkbox" checked>`, ``},
 		{"heading ids only as goldmark makes them", `<h2 id="-a_b-1">x</h2><h3 id="A b">y</h3><h4 id="a:b">z</h4><p id="p">t</p>`,
 			`<h2 id="-a_b-1">x</h2><h3>y</h3><h4>z</h4><p>t</p>`},
+		{"heading ids the page uses itself dropped", `<h2 id="results">r</h2><h3 id="facts">f</h3><h4 id="main">m</h4><h2 id="results-1">s</h2>`,
+			`<h2>r</h2><h3>f</h3><h4>m</h4><h2 id="results-1">s</h2>`},
 		{"event handlers and styles dropped", `<p onclick="x" style="color:red" class="c" id="i">t</p>`, `<p>t</p>`},
 		{"comments and doctype dropped", `<!DOCTYPE html><!-- c --><p>t<!-- d --></p>`, `<p>t</p>`},
 		{"conditional comment dropped", `<!--[if IE]><script>x</script><![endif]-->t`, `t`},
+		{"abruptly closed comment", `<!--><script>alert(1)</script>--><p>t</p>`, `--&gt;<p>t</p>`},
+		{"comment opener in an attribute", `<p title="<!--">t</p><!-- " --><p>u</p>`, `<p>t</p><p>u</p>`},
+		{"processing instruction dropped", `<?xml-stylesheet href="x"?><p>t</p>`, `<p>t</p>`},
+		{"noscript read as raw text, as with scripting on", `<noscript><p title="</noscript><img src=x onerror=alert(1)>"></noscript>`,
+			`<img src="x">&#34;&gt;`},
 		{"CDATA outside SVG is a bogus comment up to the first >", `<![CDATA[<script>x</script>]]>t`, `x]]&gt;t`},
 		{"unclosed elements closed", `<p><em><strong>t`, `<p><em><strong>t</strong></em></p>`},
 		{"stray end tags dropped", `</p></em>t</a></br></td>`, `t`},
@@ -359,6 +381,19 @@ func TestSanitizeHTML(t *testing.T) {
 		{"leading spaces", `<a href="  javascript:alert(1)">t</a>`, `t`},
 		{"protocol-relative", `<a href="//evil.example">t</a>`, `t`},
 		{"backslashes", `<a href="\\evil.example">t</a><a href="/\evil.example">u</a>`, `tu`},
+		{"NUL entity in scheme", `<a href="java&#0;script:alert(1)">t</a>`, `t`},
+		{"entity-encoded host-relative", `<a href="&#x2F;&#x2F;evil.example">t</a>`, `t`},
+		{"Unicode spaces around a URL trimmed, and checked after",
+			"<a href=\"\u2028javascript:alert(1)\">t</a><a href=\"\u3000//evil.example\">u</a><a href=\"\u3000/ok\">v</a>",
+			`tu<a href="/ok" rel="nofollow noreferrer">v</a>`},
+		{"backticks in an unquoted value", "<a href=/x`onmouseover=alert(1)`>t</a>",
+			`<a href="/x%60onmouseover=alert%281%29%60" rel="nofollow noreferrer">t</a>`},
+		{"overlong UTF-8 stays bytes of text, never markup", "\xc0\xbcscript\xc0\xbe<img src=\"/a\" alt=\"\xc0\xbc\">",
+			"\xc0\xbcscript\xc0\xbe<img src=\"/a\">"},
+		{"a browser reads the first of two types", `<input type="text" type="checkbox" checked>`, ``},
+		{"base, meta and link unwrapped",
+			`<base href="https://evil.example/"><meta http-equiv="refresh" content="0;url=https://evil.example"><link rel="stylesheet" href="https://evil.example/x.css">t`,
+			`t`},
 		{"data image", `<img src="data:image/png;base64,iVBORw0KGgo=" alt="a">`, `<img alt="a">`},
 		{"values re-escaped", `<img src="/a?b=&quot;&lt;" alt="a'b">`, `<img src="/a?b=&#34;&lt;" alt="a&#39;b">`},
 		{"text re-escaped", `&lt;script&gt;alert("x")&lt;/script&gt;`, `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;`},
@@ -370,6 +405,66 @@ func TestSanitizeHTML(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(sanitizeHTML([]byte(tc.in))); got != tc.want {
 				t.Errorf("sanitizeHTML(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSanitizeDropsPageIDs: no heading of a SIP body takes an id of the
+// page around it (layout.html and evaluation.html), which would take the
+// page's fragment links and the names of its sections (aria-labelledby).
+func TestSanitizeDropsPageIDs(t *testing.T) {
+	idAttr := regexp.MustCompile(`\bid="([^"{}]+)"`)
+	var ids []string
+	for _, name := range []string{"layout.html", "evaluation.html"} {
+		b, err := webFS.ReadFile("templates/web/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range idAttr.FindAllSubmatch(b, -1) {
+			ids = append(ids, string(m[1]))
+		}
+	}
+	if len(ids) < 5 {
+		t.Fatalf("ids of the page = %v, want the page's sections' ids", ids)
+	}
+	for _, id := range ids {
+		t.Run(id, func(t *testing.T) {
+			in := `<h2 id="` + id + `">t</h2>`
+			if got := string(sanitizeHTML([]byte(in))); got != "<h2>t</h2>" {
+				t.Errorf("sanitizeHTML(%q) = %q, want %q", in, got, "<h2>t</h2>")
+			}
+		})
+	}
+}
+
+// TestSanitizedStaysInItsContainer: HTML that would leave the article the
+// page puts it in, and markup a browser nests otherwise than it is written
+// (an element inside one of its own kind, end tags then left over), stays
+// in it once sanitised. checkContained is first shown to see the escapes.
+func TestSanitizedStaysInItsContainer(t *testing.T) {
+	escapes := []string{
+		`</article>x`, `</div><form action="https://evil.example">`, `</main><base href="https://evil.example/">`,
+		`<plaintext>`, `<textarea>`, `<title>`, `<xmp>`, `<noscript>`, `<iframe>`,
+		`<select>`, `<svg><foreignObject></article>`, `<math><mi></div>`, `<template></article>`,
+	}
+	misnested := []string{
+		`<li>a<li>b</li></li></li>`, `<h2><h3>a</h3></h2></h2>`, `<p><p>a</p></p></p>`, `<ul><li><ul></li></ul></ul></ul>`,
+		`<a href="/x"><a href="/y">a</a></a></a>`, `<em><p>a</em>b</p>`, `<table><table><tr><td>a</table></table></table>x`,
+		`<table><td><table><td></td></table></td></table>`, `<table><em><td>a</em></td></table>`, `<td><th><tr>a</tr></th></td>`,
+		`<pre><blockquote></pre></blockquote>`, `<code><h2><a href="/x"><p>t</code></a></h2>`, `<frameset><table><p>`,
+		`</table></td></tr></tbody></li></p></h2></a>x`, `<body></body></html>x`,
+	}
+	for _, in := range escapes {
+		if checkContained([]byte(in)) == nil {
+			t.Errorf("checkContained(%q) = nil, want it to see the HTML leave the article", in)
+		}
+	}
+	for _, in := range append(escapes, misnested...) {
+		t.Run(in, func(t *testing.T) {
+			out := sanitizeHTML([]byte(in))
+			if err := checkContained(out); err != nil {
+				t.Errorf("sanitizeHTML(%q) = %q: %v", in, out, err)
 			}
 		})
 	}
@@ -466,6 +561,9 @@ var xssVectors = []string{
 	`<ul><li><input type="checkbox" checked disabled> done</li></ul>`,
 	`<pre><code class="language-go">x &lt; y</code></pre>`,
 	`<blockquote cite="javascript:x"><p>q</p></blockquote><del>d</del><hr/><br>`,
+	`<!--><script>alert(1)</script>--><p title="<!--">t</p><!-- " --><?x ?>`,
+	"<a href=\"\u2028javascript:alert(1)\">t</a><a href=\"java&#0;script:x\">u</a>\xc0\xbcscript\xc0\xbe",
+	`<li>a<li>b</li></li></li><h2><h3>c</h3></h2></h2><a href="/x"><a href="/y">d</a></a></a><table><table><td>e</table></table></table>`,
 }
 
 // FuzzSanitize: whatever the input, the output, tokenised again, holds
@@ -491,7 +589,62 @@ func FuzzSanitize(f *testing.F) {
 		if again := sanitizeHTML(out); !bytes.Equal(again, out) {
 			t.Fatalf("sanitizing %q twice: %q, then %q", in, out, again)
 		}
+		if err := checkContained(out); err != nil {
+			t.Fatalf("sanitizeHTML(%q) = %q: %v", in, out, err)
+		}
 	})
+}
+
+// checkContained parses sanitised HTML as a browser does where the SIP page
+// puts it, in an article followed by the page's own aside and sections
+// (and, without a doctype, in quirks mode, as the editor's script parses
+// its preview), and checks that what it makes stays in the article: the
+// page's elements keep their places and stay empty.
+func checkContained(out []byte) error {
+	for _, doctype := range []string{"<!doctype html>", ""} {
+		page := doctype + `<html><head></head><body><header></header><main><div data-page="layout"><article data-page="sip">` + string(out) +
+			`</article><aside data-page="aside"></aside></div><section data-page="results"></section></main><footer></footer></body></html>`
+		doc, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			return err
+		}
+		var (
+			path  []string // the page's elements and stray text, in document order
+			marks = map[string]int{}
+			visit func(n *html.Node, in string)
+		)
+		visit = func(n *html.Node, in string) {
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type != html.ElementNode {
+					if in != "article sip" && c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+						path = append(path, in+" > text "+c.Data)
+					}
+					continue
+				}
+				mark := ""
+				for _, a := range c.Attr {
+					if a.Key == "data-page" {
+						mark = a.Val
+					}
+				}
+				marks[mark]++
+				if in == "article sip" {
+					visit(c, in)
+					continue
+				}
+				name := strings.TrimSpace(c.Data + " " + mark)
+				path = append(path, in+" > "+name)
+				visit(c, name)
+			}
+		}
+		visit(doc, "")
+		want := []string{" > html", "html > head", "html > body", "body > header", "body > main", "main > div layout",
+			"div layout > article sip", "div layout > aside aside", "main > section results", "body > footer"}
+		if !slices.Equal(path, want) || marks["sip"] != 1 || marks["layout"] != 1 || marks["aside"] != 1 || marks["results"] != 1 {
+			return fmt.Errorf("on the page %q the page's elements are %v, want %v", doctype, path, want)
+		}
+	}
+	return nil
 }
 
 // checkSanitized checks sanitised HTML on its own terms, without the
