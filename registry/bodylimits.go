@@ -146,7 +146,7 @@ func (p *paragraphScan) end(cells, work *int) *BodyLimitError {
 	}
 	if *work += p.markers * p.bytes; *work > MaxInlineWork {
 		return &BodyLimitError{Limit: "inline markup", Line: p.first + 1, Column: 1, Got: *work, Max: MaxInlineWork,
-			Detail: fmt.Sprintf("the paragraph here has %d link, emphasis or code markers ([ ] ( * _ ~ ` <) in %d bytes", p.markers, p.bytes),
+			Detail: fmt.Sprintf("the paragraph here has %d markers of links, emphasis or code (brackets, parentheses, *, _, ~, backticks, <) in %d bytes", p.markers, p.bytes),
 			Help:   "Separate long paragraphs or tables with blank lines, and escape literal brackets, asterisks and underscores with a backslash; the markers of each paragraph times its length in bytes, summed over the body, must stay under the limit."}
 	}
 	return nil
