@@ -92,8 +92,6 @@ type paragraphScan struct {
 	bytes    int
 	markers  int
 	prevCols int // columns the previous line could head
-	table    int // most cells a table of the run could have so far
-	tableAt  int // the line of the header of that table
 	tables   []tableCandidate
 }
 
