@@ -258,7 +258,7 @@ func (s *Server) checkPage(c echo.Context, page *contributePage) error {
 	page.Checked, page.Check = true, ch
 	page.Errors, page.Warnings = registry.Count(ch.Problems)
 	if ch.Entry != nil {
-		ev := evaluationPage{pageBase: page.pageBase, E: ch.Entry, Body: s.markdown.render(ch.Entry.ContentSHA256, ch.Entry.Body),
+		ev := evaluationPage{pageBase: page.pageBase, E: ch.Entry, Body: s.markdown.render("", ch.Entry.Body), // a draft: never cached
 			Chain: chain(snap, ch.Entry)}
 		var buf bytes.Buffer
 		if err := webPages()["evaluation"].ExecuteTemplate(&buf, "content", ev); err != nil {

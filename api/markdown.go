@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"sync"
 
+	"github.com/sipregistry/sip/registry"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -18,15 +19,23 @@ import (
 // strikethrough and autolinks) drops raw HTML and dangerous link schemes,
 // and sanitizeHTML then keeps only the elements and attributes goldmark
 // writes, so nothing that could run survives: no scripts, event handlers,
-// javascript: or data: links, styles. Renderings are cached by the
-// content's hash.
+// javascript: or data: links, styles. A body over one of
+// registry.CheckBody's limits, which goldmark would take seconds or
+// gigabytes to parse, is shown as preformatted text instead. Renderings
+// of the catalog's SIPs are cached by the content's hash, up to
+// maxRenderCache entries and maxRenderCacheBytes of HTML.
 type markdown struct {
 	md    goldmark.Markdown
 	mu    sync.Mutex
 	cache map[string]template.HTML
+	size  int // bytes of HTML in cache
+	limit int // most bytes of HTML the cache holds
 }
 
-const maxRenderCache = 10_000
+const (
+	maxRenderCache      = 10_000
+	maxRenderCacheBytes = 64 << 20
+)
 
 func newMarkdown() *markdown {
 	return &markdown{
@@ -37,31 +46,59 @@ func newMarkdown() *markdown {
 				parser.WithASTTransformers(util.Prioritized(demoteHeadings{}, 100))),
 		),
 		cache: map[string]template.HTML{},
+		limit: maxRenderCacheBytes,
 	}
 }
 
 // render returns the sanitised HTML of a SIP body; key identifies the
-// content (its SHA-256).
+// content (its SHA-256), and an empty key (a draft's preview, text that
+// is not a SIP) keeps the rendering out of the cache.
 func (m *markdown) render(key, src string) template.HTML {
-	m.mu.Lock()
-	if h, ok := m.cache[key]; ok && key != "" {
+	if key != "" {
+		m.mu.Lock()
+		h, ok := m.cache[key]
 		m.mu.Unlock()
+		if ok {
+			return h
+		}
+	}
+	h := m.convert([]byte(src))
+	if key == "" || len(h) > m.limit/16 {
 		return h
 	}
-	m.mu.Unlock()
-	var buf bytes.Buffer
-	if err := m.md.Convert([]byte(src), &buf); err != nil {
-		buf.Reset()
-		template.HTMLEscape(&buf, []byte(src))
-	}
-	h := template.HTML(sanitizeHTML(buf.Bytes())) // #nosec: sanitised here
 	m.mu.Lock()
-	if len(m.cache) >= maxRenderCache {
-		m.cache = map[string]template.HTML{}
+	if len(m.cache) >= maxRenderCache || m.size+len(h) > m.limit {
+		m.cache, m.size = map[string]template.HTML{}, 0
 	}
-	m.cache[key] = h
+	if _, ok := m.cache[key]; !ok {
+		m.cache[key] = h
+		m.size += len(h)
+	}
 	m.mu.Unlock()
 	return h
+}
+
+// convert renders src, or escapes it as preformatted text when goldmark
+// cannot parse it in time and memory proportional to its size.
+func (m *markdown) convert(src []byte) template.HTML {
+	if registry.CheckBody(src) != nil {
+		return preformatted(src)
+	}
+	var buf bytes.Buffer
+	if err := m.md.Convert(src, &buf); err != nil {
+		return preformatted(src)
+	}
+	return template.HTML(sanitizeHTML(buf.Bytes())) // #nosec: sanitised here
+}
+
+// preformatted is src as escaped text in a pre element.
+func preformatted(src []byte) template.HTML {
+	var buf bytes.Buffer
+	buf.Grow(len(src) + len(src)/8 + 16)
+	buf.WriteString("<pre>")
+	template.HTMLEscape(&buf, src)
+	buf.WriteString("</pre>")
+	return template.HTML(buf.String()) // #nosec: escaped here
 }
 
 // demoteHeadings moves every heading of a SIP body one level down: the

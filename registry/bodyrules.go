@@ -12,7 +12,9 @@ import (
 // bodyProblems checks a SIP's Markdown body: one title heading that
 // matches its name (body-title), the sections its type needs
 // (body-sections), relative links and anchors that resolve (body-links),
-// and cited prompt or question ids that exist (body-refs). anchorsOf
+// and cited prompt or question ids that exist (body-refs). A body that
+// CheckBody finds too costly to parse is not parsed: it gets one
+// problem, body-too-complex, and none of the other body rules. anchorsOf
 // gives the anchors of the repository's other SIP files, for links to
 // them; when it is nil the links are left out (checkLinks runs them).
 func bodyProblems(d *Document, anchorsOf anchorLookup, opts BodyOptions) []Problem {
@@ -20,6 +22,11 @@ func bodyProblems(d *Document, anchorsOf anchorLookup, opts BodyOptions) []Probl
 		return nil
 	}
 	o := d.outline()
+	if e := d.tooComplex; e != nil {
+		at := Span{Line: bodyLine(d) - 1 + e.Line, Column: e.Column}
+		return []Problem{problemAt(d, at, SeverityError, "body-too-complex", e.Help,
+			"the body is not checked further: %s (%s %d, at most %d)", e.Detail, e.Limit, e.Got, e.Max)}
+	}
 	var out []Problem
 	out = append(out, titleProblems(d, o)...)
 	out = append(out, sectionProblems(d, o, opts)...)
@@ -59,10 +66,15 @@ func linksElsewhere(d *Document, o *outline, paths map[string]int, opts BodyOpti
 	return false
 }
 
-// outline parses the body once per document.
+// outline parses the body once per document; a body over one of
+// CheckBody's limits is not parsed, and has an empty outline.
 func (d *Document) outline() *outline {
 	if d.body == nil {
-		d.body = outlineOf(d)
+		if d.tooComplex = CheckBody(d.content[d.bodyStart:]); d.tooComplex != nil {
+			d.body = &outline{anchors: map[string]bool{}}
+		} else {
+			d.body = outlineOf(d)
+		}
 	}
 	return d.body
 }

@@ -20,16 +20,17 @@ type Document struct {
 	SIP      *SIP
 	Problems []Problem
 
-	raw       []byte                 // the file's bytes as stored
-	sha256    atomic.Pointer[string] // hex digest of raw, once computed
-	content   []byte                 // the file with line endings normalised
-	bodyStart int                    // offset of the Markdown body in content
-	unchanged bool                   // stands in for a file the registry already holds
-	spans     map[string]Span        // where each field's value is, by field path
-	fmLine    int                    // line of the opening ---
-	prereqAt  []Span                 // where each prerequisites item is
-	credAt    []Span                 // where each credential prerequisite is
-	body      *outline               // the body's headings, links and code, once read
+	raw        []byte                 // the file's bytes as stored
+	sha256     atomic.Pointer[string] // hex digest of raw, once computed
+	content    []byte                 // the file with line endings normalised
+	bodyStart  int                    // offset of the Markdown body in content
+	tooComplex *BodyLimitError        // why the body is not parsed (body-too-complex), once outline has run
+	unchanged  bool                   // stands in for a file the registry already holds
+	spans      map[string]Span        // where each field's value is, by field path
+	fmLine     int                    // line of the opening ---
+	prereqAt   []Span                 // where each prerequisites item is
+	credAt     []Span                 // where each credential prerequisite is
+	body       *outline               // the body's headings, links and code, once read
 }
 
 // SHA256 returns the hex digest of the file's bytes as stored. It is
