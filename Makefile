@@ -117,7 +117,7 @@ perfcheck:
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s
 fuzz:
-	@for t in FuzzParse FuzzValidate FuzzCursor FuzzKeyID FuzzOutline FuzzFastPaths; do \
+	@for t in FuzzParse FuzzValidate FuzzCursor FuzzKeyID FuzzOutline FuzzFastPaths FuzzCountMarkers; do \
 		$(GO) test ./registry -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done
 	@for t in FuzzParseVerdict FuzzQuoteData; do \

@@ -111,14 +111,33 @@ func (p *paragraphScan) add(line int, l []byte, content int) {
 	p.prevCols = cols
 	p.lines++
 	p.bytes += len(l) + 1
-	for i := min(content, len(l)); i < len(l); i++ {
-		switch l[i] {
+	p.markers += countMarkers(l[min(content, len(l)):])
+}
+
+// inlineMarkers are the bytes that open or close inline markup.
+const inlineMarkers = "[](*_~`<"
+
+// countMarkers counts the inline markers of a line's content, except
+// those a backslash escapes. Without a backslash, which prose rarely
+// has, each marker is counted with bytes.Count, which is vectorised: a
+// few instructions per 32 bytes instead of a few per byte.
+func countMarkers(seg []byte) int {
+	n := 0
+	if bytes.IndexByte(seg, '\\') < 0 {
+		for i := range len(inlineMarkers) {
+			n += bytes.Count(seg, []byte{inlineMarkers[i]})
+		}
+		return n
+	}
+	for i := 0; i < len(seg); i++ {
+		switch seg[i] {
 		case '\\':
 			i++ // an escaped character is text
 		case '[', ']', '(', '*', '_', '~', '`', '<':
-			p.markers++
+			n++
 		}
 	}
+	return n
 }
 
 // end adds the run's table cells and inline work to the body's, and

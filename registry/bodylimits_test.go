@@ -115,3 +115,25 @@ func TestCheckBodyLetsWorstBodiesThrough(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCountMarkers: the vectorised count of a line's inline markers
+// equals a count byte by byte that skips what a backslash escapes.
+func FuzzCountMarkers(f *testing.F) {
+	for _, s := range []string{"", "plain prose", "[a](b) *em* _u_ ~s~ `c` <x>", `\[not\] \\[yes]`, `\`, "a\\", "***___[[[((("} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, seg []byte) {
+		want := 0
+		for i := 0; i < len(seg); i++ {
+			switch seg[i] {
+			case '\\':
+				i++
+			case '[', ']', '(', '*', '_', '~', '`', '<':
+				want++
+			}
+		}
+		if got := countMarkers(seg); got != want {
+			t.Errorf("countMarkers(%q) = %d, want %d", seg, got, want)
+		}
+	})
+}
