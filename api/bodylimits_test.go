@@ -2,11 +2,11 @@ package api_test
 
 import (
 	"net/http"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sipregistry/sip/api"
 	"github.com/sipregistry/sip/registry/siptest"
 	"github.com/sipregistry/sip/registry/sqlite/sqlitetest"
 )
@@ -17,15 +17,6 @@ import (
 var costlyBodies = []struct{ name, body string }{
 	{"a padded table", strings.Repeat("|a", 1024) + "|\n" + strings.Repeat("|-", 1024) + "|\n" + strings.Repeat("a\n", 16_000)},
 	{"unclosed links", strings.Repeat("[a](", 64<<10) + "\n"},
-}
-
-// allocatedBy is the bytes the process allocates while f runs.
-func allocatedBy(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // TestValidateRefusesCostlyBodies: through the validate endpoint, such a
@@ -41,7 +32,7 @@ func TestValidateRefusesCostlyBodies(t *testing.T) {
 	for _, tc := range costlyBodies {
 		t.Run(tc.name, func(t *testing.T) {
 			var got validation
-			n := allocatedBy(func() {
+			n := api.Allocated(func() {
 				resp := c.do("POST", "/api/v1/sips/validate", validateBody(t, draft+tc.body, true), jsonHeader, &got)
 				if resp.StatusCode != http.StatusOK {
 					t.Fatalf("status %d", resp.StatusCode)
@@ -74,7 +65,7 @@ func TestContributePreviewOfCostlyBodies(t *testing.T) {
 			form := newSIPForm(csrf, "Costly")
 			form.Set("body", form.Get("body")+"\n"+tc.body)
 			var resp *http.Response
-			n := allocatedBy(func() { resp, page = b.post("/contribute", form) })
+			n := api.Allocated(func() { resp, page = b.post("/contribute", form) })
 			if resp.StatusCode != http.StatusOK || !strings.Contains(page, "body-too-complex") {
 				t.Errorf("status %d, want 200 and body-too-complex in\n%.2000s", resp.StatusCode, page)
 			}

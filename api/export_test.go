@@ -8,3 +8,6 @@ func (s *Server) Routes() [][2]string {
 	}
 	return out
 }
+
+// Allocated is allocated, for the tests outside the package.
+func Allocated(f func()) uint64 { return allocated(f) }
