@@ -131,6 +131,7 @@ fuzz:
 	@for t in FuzzJSONLogHandler FuzzJSONLogRecord FuzzAppendTime; do \
 		$(GO) test ./cmd/sip -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done
+	$(GO) test ./registry/evaluation -run '^$$' -fuzz '^FuzzDigestInput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./registry/seal -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 
 ## lint: formatting, vet, staticcheck, and the generated files being current

@@ -157,13 +157,32 @@ func digest(v any) digested { return digested{v} }
 
 // digestInput is v's keyed digest: HMAC-SHA-256 of its JSON.
 func digestInput(key []byte, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
+	var b []byte
+	if s, ok := v.(string); ok && plainJSONString(s) {
+		b = make([]byte, 0, len(s)+2)
+		b = append(append(append(b, '"'), s...), '"') // what json.Marshal makes of s
+	} else {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return ""
+		}
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write(b)
 	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// plainJSONString reports whether json.Marshal writes s as itself between
+// quotes: printable ASCII with nothing it escapes (quote, backslash, and
+// <, >, & for HTML).
+func plainJSONString(s string) bool {
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // ResultFilter selects results. Cursor continues a previous page.

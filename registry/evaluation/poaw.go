@@ -48,13 +48,21 @@ func NewChallenge(registrationID, agentID string, now time.Time, ttl time.Durati
 // of the values sorted ascending as JSON without spaces, followed by the
 // nonce. Values [3,1,2] and nonce "n" hash the text "[1,2,3]n".
 func PoAWHash(values []int, nonce string) string {
-	sorted := slices.Clone(values)
+	// On the stack for a challenge's 30 values: this runs on every
+	// submission and in every agent.
+	var sortedBuf [PoAWValues]int
+	sorted := append(sortedBuf[:0], values...)
 	slices.Sort(sorted)
-	parts := make([]string, len(sorted))
+	var text [8 * PoAWValues]byte
+	b := append(text[:0], '[')
 	for i, v := range sorted {
-		parts[i] = strconv.Itoa(v)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
 	}
-	sum := sha256.Sum256([]byte("[" + strings.Join(parts, ",") + "]" + nonce))
+	b = append(b, ']')
+	sum := sha256.Sum256(append(b, nonce...))
 	return hex.EncodeToString(sum[:])
 }
 
