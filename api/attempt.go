@@ -9,16 +9,26 @@ import (
 	"github.com/sipregistry/sip/registry/evaluation"
 )
 
-// start answers POST /api/v1/evaluations/{ref}/start.
+// start answers POST /api/v1/evaluations/{ref}/start; with {"register":
+// true} it registers first, as POST …/register does.
 func (s *Server) start(c echo.Context, a *registry.Agent) error {
-	if err := noBody(c); err != nil {
-		return err
+	var opts struct {
+		Register bool `json:"register"`
+	}
+	if c.Request().ContentLength != 0 {
+		if err := bind(c, &opts); err != nil {
+			return err
+		}
 	}
 	_, e, err := s.pathEvaluation(c)
 	if err != nil {
 		return err
 	}
-	st, err := s.runtime.Start(c.Request().Context(), a.ID, e)
+	start := s.runtime.Start
+	if opts.Register {
+		start = s.runtime.RegisterAndStart
+	}
+	st, err := start(c.Request().Context(), a.ID, e)
 	if err != nil {
 		return err
 	}

@@ -124,10 +124,7 @@ func (l *legacyVetting) start(c echo.Context, a *registry.Agent) error {
 	if vetted {
 		return c.JSON(http.StatusOK, map[string]any{"success": true, "already_vetted": true, "message": "This agent has already been vetted."})
 	}
-	if _, _, err := l.s.runtime.Register(ctx, a.ID, poaw); err != nil {
-		return err
-	}
-	st, err := l.s.runtime.Start(ctx, a.ID, poaw)
+	st, err := l.s.runtime.RegisterAndStart(ctx, a.ID, poaw)
 	if err != nil {
 		return err
 	}
@@ -262,10 +259,7 @@ func (l *legacyVetting) identityCheck(c echo.Context, a *registry.Agent, e *regi
 	if err != nil || held {
 		return err
 	}
-	if _, _, err := l.s.runtime.Register(ctx, a.ID, e); err != nil {
-		return err
-	}
-	if _, err := l.s.runtime.Start(ctx, a.ID, e); err != nil {
+	if _, err := l.s.runtime.RegisterAndStart(ctx, a.ID, e); err != nil {
 		return err
 	}
 	_, err = l.s.runtime.Submit(ctx, a.ID, e, decodeAs(struct{}{}))

@@ -429,6 +429,98 @@ func TestPoAWRules(t *testing.T) {
 	})
 }
 
+// TestStartRegisters: start with {"register": true} registers as
+// register does (its refusals, and the open registration when there is
+// one) and starts, in one request; without it start needs a registration.
+func TestStartRegisters(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		a, b := w.agent("dora-1"), w.agent("erin-1")
+		const register = `{"register":true}`
+		for _, tt := range []struct {
+			name, path, body string
+			status           int
+			code             string
+		}{
+			{"not active", "/api/v1/evaluations/drafty/start", register, 409, "evaluation_not_active"},
+			{"prerequisites", "/api/v1/evaluations/needs-poaw/start", register, 403, "prerequisites_not_met"},
+			{"claimed candidates only", "/api/v1/evaluations/non-spamminess/start", register, 403, "claim_required"},
+			{"unknown evaluation", "/api/v1/evaluations/nope/start", register, 404, "not_found"},
+			{"an empty body", "/api/v1/evaluations/poaw/start", `{}`, 409, "not_registered"},
+			{"register false", "/api/v1/evaluations/poaw/start", `{"register":false}`, 409, "not_registered"},
+			{"register not a boolean", "/api/v1/evaluations/poaw/start", `{"register":"yes"}`, 400, "validation_failed"},
+			{"an unknown field", "/api/v1/evaluations/poaw/start", `{"registered":true}`, 400, "validation_failed"},
+			{"trailing data", "/api/v1/evaluations/poaw/start", register + `{}`, 400, "bad_request"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				var e errorResponse
+				if code := a.call("POST", tt.path, tt.body, &e); code != tt.status || e.ErrorDetail.Code != tt.code {
+					t.Errorf("got %d %+v, want %d %s", code, e, tt.status, tt.code)
+				}
+			})
+		}
+		if code := w.Do("POST", "/api/v1/evaluations/poaw/start", strings.NewReader("register=true"),
+			http.Header{"Authorization": {"Bearer " + a.key}, "Content-Type": {"application/x-www-form-urlencoded"}}, nil).StatusCode; code != 415 {
+			t.Errorf("a form body: %d, want 415", code)
+		}
+		if status, _, _ := a.status(t, "poaw"); status != "available" {
+			t.Fatalf("after the refusals poaw is %s for the agent, want available (nothing registered)", status)
+		}
+
+		// Two requests: start with register, and submit.
+		var first, again startBody
+		if code := a.call("POST", "/api/v1/evaluations/poaw/start", register, &first); code != 201 || first.RegistrationID == "" || len(first.Challenge.Values) != evaluation.PoAWValues {
+			t.Fatalf("start with register: %d %+v", code, first)
+		}
+		if code := a.call("POST", "/api/v1/evaluations/poaw/start", register, &again); code != 200 || again.RegistrationID != first.RegistrationID || again.Challenge.ID != first.Challenge.ID {
+			t.Errorf("start with register again: %d %+v, want 200 with registration %s and challenge %s", code, again, first.RegistrationID, first.Challenge.ID)
+		}
+		var res resultBody
+		if code := a.call("POST", "/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, first.Challenge.ID,
+			evaluation.PoAWHash(first.Challenge.Values, first.Challenge.Nonce)), &res); code != 201 || !res.Result.Passed {
+			t.Fatalf("submit: %d %+v", code, res)
+		}
+		// A finished attempt is not open: register opens another one.
+		var next startBody
+		if code := a.call("POST", "/api/v1/evaluations/poaw/start", register, &next); code != 201 || next.RegistrationID == first.RegistrationID || next.Challenge.ID == first.Challenge.ID {
+			t.Errorf("start with register after the result: %d %+v, want a new registration and challenge", code, next)
+		}
+
+		// An open registration is the one started.
+		var reg struct {
+			Registration struct{ ID string } `json:"registration"`
+		}
+		if code := b.call("POST", "/api/v1/evaluations/poaw/register", "", &reg); code != 201 {
+			t.Fatalf("register: %d", code)
+		}
+		var st startBody
+		if code := b.call("POST", "/api/v1/evaluations/poaw/start", register, &st); code != 201 || st.RegistrationID != reg.Registration.ID {
+			t.Errorf("start with register on an open registration: %d %+v, want registration %s", code, st, reg.Registration.ID)
+		}
+
+		// Many at once by one agent: one registration, one challenge.
+		c := w.agent("fern-1")
+		var mu sync.Mutex
+		regs, challenges, codes := map[string]bool{}, map[string]bool{}, map[int]int{}
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				var st startBody
+				code := c.call("POST", "/api/v1/evaluations/poaw/start", register, &st)
+				mu.Lock()
+				defer mu.Unlock()
+				codes[code]++
+				regs[st.RegistrationID], challenges[st.Challenge.ID] = true, true
+			})
+		}
+		wg.Wait()
+		if codes[201] != 1 || codes[200] != 19 || len(regs) != 1 || len(challenges) != 1 {
+			t.Errorf("20 starts with register at once: codes %v, %d registrations, %d challenges; want one 201, 19 200s, one of each", codes, len(regs), len(challenges))
+		}
+	})
+}
+
 func TestRegistrationRules(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {

@@ -57,8 +57,7 @@ type step struct{ tool, say string }
 // that does not exist.
 var flows = map[string][]step{
 	"poaw_handler": {
-		{"register_for_evaluation", "with `ref` the evaluation (e.g. `SIP-2`)."},
-		{"start_evaluation", "answers `kind: challenge` with `challenge.id`, its 30 integers (`values`), a `nonce` and the time it expires (seconds away: submit at once)."},
+		{"start_evaluation", "with `ref` the evaluation (e.g. `SIP-2`) and `register: true` (it registers you first), answers `kind: challenge` with `challenge.id`, its 30 integers (`values`), a `nonce` and the time it expires (seconds away: submit at once)."},
 		{"submit_evaluation", "with `submission: {challenge_id, hash}`, hash = hex SHA-256 of the values sorted ascending as JSON without spaces (`[1,2,3]`) followed by the nonce. The answer is the result."},
 	},
 	"identity_check_handler": {

@@ -134,7 +134,7 @@ func loopback(base string) bool {
 
 const instructions = "sip runs evaluations of AI agents defined by SIPs. " +
 	"Register once with register_agent (no key needed) and send the api_key it returns as Authorization: Bearer <api_key>. " +
-	"Then list_evaluations, register_for_evaluation, start_evaluation, and submit_evaluation in the shape start's kind names. " +
+	"Then list_evaluations, start_evaluation (register: true registers you first; or register_for_evaluation before it), and submit_evaluation in the shape start's kind names. " +
 	"Errors are the HTTP API's: error_detail.code and a hint say what to do. The skill file at /skill.md says more."
 
 // ServeMCP answers a request to /mcp; clientIP is the address the API's

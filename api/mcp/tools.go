@@ -35,7 +35,7 @@ var tools = []tool{
 	{name: "register_for_evaluation", op: "register", idempotent: true},
 	{name: "cancel_registration", op: "cancelRegistration", destructive: true},
 	{name: "start_evaluation", op: "start",
-		note: "The answer's kind says what comes next: challenge (its values and nonce are in the answer: submit_evaluation with {challenge_id, hash}), questions (submit {answers}), prompts (submit {nonce, transcript}), session (talk in the session; a proctor grades), instructions (submit {})."},
+		note: "With register: true it registers you first when no registration is open (as register_for_evaluation does), so an attempt needs no separate registration call. The answer's kind says what comes next: challenge (its values and nonce are in the answer: submit_evaluation with {challenge_id, hash}), questions (submit {answers}), prompts (submit {nonce, transcript}), session (talk in the session; a proctor grades), instructions (submit {})."},
 	{name: "get_challenge", op: "getChallenge", readOnly: true,
 		note: "Proof of Agentic Work: the values and nonce again (start_evaluation gave them already). hash = SHA-256 (hex) of the values sorted ascending as JSON without spaces, followed by the nonce."},
 	{name: "submit_evaluation", op: "submit", body: "submission",

@@ -58,10 +58,8 @@ func TestGeneratedGoClientTakesPoAW(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r, err := c.RegisterWithResponse(ctx, "poaw", sipclient.RegisterJSONRequestBody{}); err != nil || r.JSON201 == nil {
-			t.Fatalf("register: %v", failure(r, err))
-		}
-		st, err := c.StartWithResponse(ctx, "poaw", sipclient.StartJSONRequestBody{})
+		register := true // registers first, as docs/agents.md shows
+		st, err := c.StartWithResponse(ctx, "poaw", sipclient.StartJSONRequestBody{Register: &register})
 		if err != nil || st.JSON201 == nil {
 			t.Fatalf("start: %v", failure(st, err))
 		}

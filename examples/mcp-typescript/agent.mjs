@@ -40,10 +40,10 @@ const { agent } = await call(anonymous, "register_agent", { name, description: "
 await anonymous.close();
 const sip = await connect(agent.api_key);
 
-// Proof of Agentic Work: start (the challenge's values and nonce are in
-// the answer) and submit inside the challenge's window.
-await call(sip, "register_for_evaluation", { ref: "poaw" });
-const { challenge } = await call(sip, "start_evaluation", { ref: "poaw" });
+// Proof of Agentic Work in two calls: start, registering first
+// (register: true), whose answer holds the challenge's values and nonce,
+// and submit inside the challenge's window.
+const { challenge } = await call(sip, "start_evaluation", { ref: "poaw", register: true });
 const sorted = JSON.stringify([...challenge.values].sort((a, b) => a - b));
 const hash = createHash("sha256").update(sorted + challenge.nonce).digest("hex");
 const poaw = await call(sip, "submit_evaluation", { ref: "poaw", submission: { challenge_id: challenge.id, hash } });

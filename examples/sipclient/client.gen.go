@@ -2308,7 +2308,10 @@ type StreamMessagesParams struct {
 }
 
 // StartJSONBody defines parameters for Start.
-type StartJSONBody = map[string]interface{}
+type StartJSONBody struct {
+	// Register Register first (as POST …/register does) when no registration is open.
+	Register *bool `json:"register,omitempty"`
+}
 
 // GetEvaluationStatsParams defines parameters for GetEvaluationStats.
 type GetEvaluationStatsParams struct {
@@ -2427,7 +2430,7 @@ type CancelRegistrationJSONRequestBody = CancelRegistrationJSONBody
 type PostMessageJSONRequestBody PostMessageJSONBody
 
 // StartJSONRequestBody defines body for Start for application/json ContentType.
-type StartJSONRequestBody = StartJSONBody
+type StartJSONRequestBody StartJSONBody
 
 // SubmitJSONRequestBody defines body for Submit for application/json ContentType.
 type SubmitJSONRequestBody = Submission
@@ -3412,6 +3415,8 @@ type ClientInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -3420,6 +3425,8 @@ type ClientInterface interface {
 	// Start Start an evaluation
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
+	//
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4493,6 +4500,8 @@ func (c *Client) StreamMessages(ctx context.Context, ref Ref, session string, pa
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -4511,6 +4520,8 @@ func (c *Client) StartWithBody(ctx context.Context, ref Ref, contentType string,
 // Start Start an evaluation
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
+//
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7504,6 +7515,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -7512,6 +7525,8 @@ type ClientWithResponsesInterface interface {
 	// StartWithResponse Start an evaluation
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
+	//
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10541,6 +10556,8 @@ type StartResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -10571,6 +10588,11 @@ func (r StartResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StartResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StartResponse) GetJSON403() *Error {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -12562,6 +12584,8 @@ func (c *ClientWithResponses) StreamMessagesWithResponse(ctx context.Context, re
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -12576,6 +12600,8 @@ func (c *ClientWithResponses) StartWithBodyWithResponse(ctx context.Context, ref
 // StartWithResponse Start an evaluation
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
+//
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15065,6 +15091,13 @@ func ParseStartResponse(rsp *http.Response) (*StartResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound

@@ -279,6 +279,17 @@ func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) 
 	return r.Start(ctx, s.take(agentID, e))
 }
 
+// RegisterAndStart registers the agent for e, or finds its open
+// registration, as Register does (the same rules and refusals), then
+// starts it as Start does: an attempt in one step for an agent that does
+// not need the registration on its own.
+func (s *Service) RegisterAndStart(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
+	if _, _, err := s.Register(ctx, agentID, e); err != nil {
+		return nil, err
+	}
+	return s.Start(ctx, agentID, e)
+}
+
 // Submit grades the agent's submission for its open attempt at e, or
 // queues it for a grader. decode reads the submission into the value the
 // handler's runner gives it; not being registered is reported before a
