@@ -17,6 +17,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -126,15 +127,20 @@ func BenchmarkListEvaluations(b *testing.B) {
 	}
 }
 
-// BenchmarkPoAWFlow drives the full Proof of Agentic Work flow (register,
-// start, whose answer holds the challenge, submit) with 50 concurrent agents against
-// each store, and the floor: the same store calls made directly, without
-// HTTP. The two run alternately on one store, in ten short rounds (the order
-// reversed every other round), so both meet the same machine and the same
-// amount of stored data; a flow counts when it ends within its round. It
-// reports the HTTP flow's flows per second and p99 per request, the
-// floor's flows per second, their ratio (x-floor), and this process's CPU
-// per flow on each side.
+// BenchmarkPoAWFlow drives the full Proof of Agentic Work flow with 50
+// concurrent agents against each store, in its two shapes: three
+// requests (register, start, whose answer holds the challenge, submit)
+// and two (start with {"register": true}, submit). Beside it run two
+// references on the same store: the floor, the same store calls made
+// directly without HTTP, and bare HTTP, a plain net/http server whose
+// handlers make those store calls and nothing else (no routing, checks,
+// execution record or logs): what HTTP itself costs on this machine. The
+// sides run alternately in ten short rounds (the order turned every
+// round), so all meet the same machine and the same amount of stored
+// data; a flow counts when it ends within its round. It reports the HTTP
+// flow's flows per second and p99 per request, the floor's flows per
+// second, the ratios x-floor and x-bare-http, and this process's CPU per
+// flow on each side.
 func BenchmarkPoAWFlow(b *testing.B) {
 	const agents, rounds, d = 50, 10, 300 * time.Millisecond
 	for _, name := range []string{"sqlite", "postgres"} {
@@ -149,8 +155,34 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			}
 			srv := httptest.NewServer(api.NewServer(withRuntime(api.Config{Catalog: registry.NewCatalog(s), Logger: slog.New(slog.DiscardHandler)}, runtimeStores{Agents: s.(registry.AgentStore), Evaluations: s.(registrytest.FullStore), Jobs: s.(jobStore)})))
 			defer srv.Close()
+			agentsOf := func(side string) []*registry.Agent {
+				as := make([]*registry.Agent, agents)
+				for i := range as {
+					a, _, err := registry.NewAgent(fmt.Sprintf("%s-%s-%d-%d", side, name, i, time.Now().UnixNano()%1e6), "", time.Now())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.(registry.AgentStore).CreateAgent(b.Context(), a); err != nil {
+						b.Fatal(err)
+					}
+					as[i] = a
+				}
+				return as
+			}
+			floorAgents := agentsOf("floor")
+			bare := httptest.NewServer(bareFlowServer(b, s))
+			defer bare.Close()
+			dial := func(addr string, as []*registry.Agent) []*agentConn {
+				conns := make([]*agentConn, len(as))
+				for i, a := range as {
+					if conns[i], err = dialAgent(addr, a.ID); err != nil { // the bare server takes the agent's id as its key
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { conns[i].Close() })
+				}
+				return conns
+			}
 			keys := make([]string, agents)
-			floorAgents := make([]*registry.Agent, agents)
 			for i := range keys {
 				a, creds, err := registry.NewAgent(fmt.Sprintf("bench-%s-%d-%d", name, i, time.Now().UnixNano()%1e6), "", time.Now())
 				if err != nil {
@@ -160,12 +192,6 @@ func BenchmarkPoAWFlow(b *testing.B) {
 					b.Fatal(err)
 				}
 				keys[i] = creds.APIKey
-				if floorAgents[i], _, err = registry.NewAgent(fmt.Sprintf("floor-%s-%d-%d", name, i, time.Now().UnixNano()%1e6), "", time.Now()); err != nil {
-					b.Fatal(err)
-				}
-				if err := s.(registry.AgentStore).CreateAgent(b.Context(), floorAgents[i]); err != nil {
-					b.Fatal(err)
-				}
 			}
 			conns := make([]*agentConn, agents)
 			for i, key := range keys {
@@ -174,55 +200,153 @@ func BenchmarkPoAWFlow(b *testing.B) {
 				}
 				defer conns[i].Close()
 			}
+			bareConns := dial(bare.Listener.Addr().String(), agentsOf("bare"))
 			defer collectAsServed()()
 			var seq atomic.Int64 // registration ids of the floor
-			// Warm both sides up (connections, caches, the pool) unmeasured.
-			runFlows(b, conns, d/5)
+			// Warm every side up (connections, caches, the pool) unmeasured.
+			runFlows(b, conns, false, d/5)
+			runFlows(b, bareConns, false, d/5)
 			served := servedResult(b, conns[0], s.(registrytest.FullStore))
 			floorFlows(b, s, floorAgents, served, &seq, d/5)
-			for b.Loop() {
-				var flows, floor int64
-				var cpu, floorCPU time.Duration
-				var lat []time.Duration
-				for r := range rounds {
-					overHTTP := func() {
-						t := processCPU()
-						n, l := runFlows(b, conns, d)
-						cpu += processCPU() - t
-						flows += n
-						lat = append(lat, l...)
+			for _, flow := range []struct {
+				name     string
+				register bool
+			}{{"three-requests", false}, {"two-requests", true}} {
+				b.Run(flow.name, func(b *testing.B) {
+					for b.Loop() {
+						var flows, floor, bared int64
+						var cpu, floorCPU time.Duration
+						var lat []time.Duration
+						sides := []func(){
+							func() {
+								t := processCPU()
+								n, l := runFlows(b, conns, flow.register, d)
+								cpu += processCPU() - t
+								flows += n
+								lat = append(lat, l...)
+							},
+							func() {
+								t := processCPU()
+								floor += floorFlows(b, s, floorAgents, served, &seq, d)
+								floorCPU += processCPU() - t
+							},
+							func() {
+								n, _ := runFlows(b, bareConns, flow.register, d)
+								bared += n
+							},
+						}
+						for r := range rounds {
+							for i := range sides {
+								sides[(r+i)%len(sides)]()
+							}
+						}
+						if len(lat) == 0 || floor == 0 || bared == 0 {
+							b.Fatal("no flows")
+						}
+						slices.Sort(lat)
+						secs := (rounds * d).Seconds()
+						b.ReportMetric(float64(flows)/secs, "flows/s")
+						b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+						b.ReportMetric(float64(floor)/secs, "floor-flows/s")
+						b.ReportMetric(float64(flows)/float64(floor), "x-floor")
+						b.ReportMetric(float64(flows)/float64(bared), "x-bare-http")
+						if cpu > 0 && flows > 0 {
+							// This process's CPU per flow (server and client, or
+							// the floor's store calls; not the database server's).
+							b.ReportMetric(float64(cpu.Microseconds())/float64(flows), "cpu-us/flow")
+							b.ReportMetric(float64(floorCPU.Microseconds())/float64(floor), "floor-cpu-us/flow")
+						}
 					}
-					direct := func() {
-						t := processCPU()
-						floor += floorFlows(b, s, floorAgents, served, &seq, d)
-						floorCPU += processCPU() - t
-					}
-					if r%2 == 0 {
-						overHTTP()
-						direct()
-					} else {
-						direct()
-						overHTTP()
-					}
-				}
-				if len(lat) == 0 || floor == 0 {
-					b.Fatal("no flows")
-				}
-				slices.Sort(lat)
-				secs := (rounds * d).Seconds()
-				b.ReportMetric(float64(flows)/secs, "flows/s")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-				b.ReportMetric(float64(floor)/secs, "floor-flows/s")
-				b.ReportMetric(float64(flows)/float64(floor), "x-floor")
-				if cpu > 0 && flows > 0 {
-					// This process's CPU per flow (server and client, or
-					// the floor's store calls; not the database server's).
-					b.ReportMetric(float64(cpu.Microseconds())/float64(flows), "cpu-us/flow")
-					b.ReportMetric(float64(floorCPU.Microseconds())/float64(floor), "floor-cpu-us/flow")
-				}
+				})
 			}
 		})
 	}
+}
+
+// bareFlowServer is the flow's HTTP reference: plain net/http handlers
+// that make the floor's store calls and answer what the agents' client
+// reads, with nothing else (the bearer token is the agent's id). Its
+// distance from the floor is what HTTP itself costs on this machine.
+func bareFlowServer(b *testing.B, s registry.Store) http.Handler {
+	es := s.(registrytest.FullStore)
+	poaw, err := s.Entry(b.Context(), "poaw")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seq atomic.Int64
+	agent := func(r *http.Request) string { return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") }
+	register := func(r *http.Request, agentID string) (*evaluation.Registration, error) {
+		s.SyncState(r.Context())
+		reg, _, err := es.Register(r.Context(), &evaluation.Registration{ID: fmt.Sprintf("reg_bare_%d", seq.Add(1)), AgentID: agentID,
+			EvaluationID: "poaw", VersionID: poaw.Current.ID, RegisteredAt: time.Now()})
+		return reg, err
+	}
+	answer := func(w http.ResponseWriter, body []byte, err error) {
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header()["Content-Type"] = []string{"application/json"}
+		w.WriteHeader(http.StatusCreated)
+		w.Write(body)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/evaluations/poaw/register", func(w http.ResponseWriter, r *http.Request) {
+		reg, err := register(r, agent(r))
+		if err != nil {
+			answer(w, nil, err)
+			return
+		}
+		answer(w, []byte(`{"success":true,"registration":{"id":"`+reg.ID+`"}}`), nil)
+	})
+	mux.HandleFunc("POST /api/v1/evaluations/poaw/start", func(w http.ResponseWriter, r *http.Request) {
+		a := agent(r)
+		if body, _ := io.ReadAll(r.Body); bytes.Contains(body, []byte(`"register":true`)) {
+			if _, err := register(r, a); err != nil {
+				answer(w, nil, err)
+				return
+			}
+		}
+		s.SyncState(r.Context())
+		fresh, err := evaluation.NewChallenge("", a, time.Now(), 15*time.Second)
+		if err != nil {
+			answer(w, nil, err)
+			return
+		}
+		ch, _, err := es.StartChallenge(r.Context(), "poaw", fresh)
+		if err != nil {
+			answer(w, nil, err)
+			return
+		}
+		out := append(make([]byte, 0, 512), `{"success":true,"challenge":{"id":"`+ch.ID+`","values":[`...)
+		for i, v := range ch.Values {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = strconv.AppendInt(out, int64(v), 10)
+		}
+		answer(w, append(out, `],"nonce":"`+ch.Nonce+`"}}`...), nil)
+	})
+	mux.HandleFunc("POST /api/v1/evaluations/poaw/submit", func(w http.ResponseWriter, r *http.Request) {
+		a := agent(r)
+		var sub evaluation.PoAWSubmission
+		if err := json.NewDecoder(r.Body).Decode(&sub); err != nil {
+			answer(w, nil, err)
+			return
+		}
+		s.SyncState(r.Context())
+		reg, _, err := es.OpenRegistrationChallenge(r.Context(), a, "poaw", sub.ChallengeID)
+		if err != nil {
+			answer(w, nil, err)
+			return
+		}
+		now := time.Now()
+		_, err = es.AnswerChallenge(r.Context(), sub.ChallengeID, &evaluation.Result{ID: "res_" + reg.ID, RegistrationID: reg.ID, AgentID: a,
+			EvaluationID: "poaw", VersionID: reg.VersionID, Version: reg.Version, ContentSHA256: "x", Passed: true, CompletedAt: now,
+			Trace: evaluation.NewTrace("poaw_handler", now, now, true, false, "", nil)}, 10)
+		answer(w, []byte(`{"success":true,"result":{"passed":true}}`), err)
+	})
+	return mux
 }
 
 // collectAsServed sets the collector's GOGC as sip serve sets it from the
@@ -339,8 +463,9 @@ func (c *agentConn) readResponse() (int, error) {
 }
 
 // runFlows runs the flow over HTTP, one agent per connection, for d, and
-// returns the flows completed and every request's latency.
-func runFlows(b *testing.B, conns []*agentConn, d time.Duration) (int64, []time.Duration) {
+// returns the flows completed and every request's latency; with register,
+// start registers (two requests) instead of a request of its own.
+func runFlows(b *testing.B, conns []*agentConn, register bool, d time.Duration) (int64, []time.Duration) {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var flows atomic.Int64
@@ -365,7 +490,11 @@ func runFlows(b *testing.B, conns []*agentConn, d time.Duration) (int64, []time.
 			}
 			var values []int
 			for time.Now().Before(deadline) {
-				if !call("POST", "/api/v1/evaluations/poaw/register", "") || !call("POST", "/api/v1/evaluations/poaw/start", "") {
+				if register {
+					if !call("POST", "/api/v1/evaluations/poaw/start", `{"register":true}`) {
+						return
+					}
+				} else if !call("POST", "/api/v1/evaluations/poaw/register", "") || !call("POST", "/api/v1/evaluations/poaw/start", "") {
 					return
 				}
 				var id, nonce string
