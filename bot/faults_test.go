@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -58,12 +59,34 @@ func TestDuplicateDeliveryIsProcessedOnce(t *testing.T) {
 	})
 }
 
-// onPull matches reading the pull request, which only the delivery's
-// work does (reconciliation at start lists pull requests instead).
+// onPull matches reading pull request #1. The delivery's work does, and
+// so does the check of it that start-up reconciliation queues (an open
+// pull request with no check run).
 func onPull(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/pulls/1") }
+
+// faulted counts the requests that match which GitHub answered status.
+func (h *harness) faulted(status int, match func(*http.Request) bool) int {
+	n := 0
+	for _, r := range h.gh.Requests() {
+		if r.Status == status && match(&http.Request{Method: r.Method, URL: &url.URL{Path: r.Path}}) {
+			n++
+		}
+	}
+	return n
+}
 
 // TestGitHubFaults: GitHub failing, rate limiting, or refusing tokens
 // delays the work; once it recovers the check run appears, once.
+//
+// Start-up reconciliation talks to the same fake GitHub: the refresh of
+// the installation it queues mints the installation token, and the sync
+// and the check of the open pull request queued after it create check
+// runs and read the pull request. Left to race the delivery, that work
+// usually meets one of the faults first, retries 100 ms later, and so
+// meets the rest too when the delivery is that late (a busy machine): the
+// delivery then succeeds at once. So reconciliation is held at its first
+// request until the delivery has met the fault: until then the
+// delivery's work is GitHub's only client.
 func TestGitHubFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -82,10 +105,27 @@ func TestGitHubFaults(t *testing.T) {
 			stores(t, func(t *testing.T, open func(t *testing.T) bot.Store) {
 				h := newHarness(t, open(t))
 				pr := h.openSIPPull("add")
+				held, release := h.gh.Hold(func(r *http.Request) bool {
+					return r.Method == "GET" && r.URL.Path == "/app/hook/deliveries" // reconciliation's first request
+				})
+				defer release()
 				h.gh.Fail(tc.n, tc.status, tc.header, tc.match)
 				h.run()
+				eventually(t, "reconciliation held", func() bool {
+					select {
+					case <-held:
+						return true
+					default:
+						return false
+					}
+				})
+				if rs := h.gh.Requests(); len(rs) > 0 {
+					t.Fatalf("GitHub was asked %+v before reconciliation was held", rs)
+				}
 				guid := newGUID()
 				h.deliver("pull_request", guid, h.pullEvent("opened", pr))
+				eventually(t, "the delivery's work answered with the fault", func() bool { return h.faulted(tc.status, tc.match) > 0 })
+				release()
 				head := h.gh.HeadSHA(pr)
 				h.waitCheck(head, bot.ValidationCheck, "completed", "success")
 				h.waitCheck(head, bot.ApprovalCheck, "in_progress", "")
