@@ -521,6 +521,82 @@ func TestStartRegisters(t *testing.T) {
 	})
 }
 
+// TestStartRegisterResumesAnOpenRegistration: with a registration open,
+// start {"register": true} starts it as start without the body does,
+// even where register's rules would no longer open a new one (a
+// prerequisite's pass expired, or the evaluation was deprecated, since
+// the agent registered).
+func TestStartRegisterResumesAnOpenRegistration(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		const register = `{"register":true}`
+
+		t.Run("a prerequisite's pass expired", func(t *testing.T) {
+			a := w.agent("gina-1")
+			a.call("PUT", "/api/v1/agents/me/identity", `{"identity_md":"# rev"}`, nil)
+			if r := a.check(t, "expiring"); !r.Result.Passed {
+				t.Fatal("expiring check failed")
+			}
+			if code := a.call("POST", "/api/v1/evaluations/needs-expiring/register", "", nil); code != 201 {
+				t.Fatalf("register: %d", code)
+			}
+			w.clock.Advance(25 * time.Hour)
+			var e errorResponse
+			code := a.call("POST", "/api/v1/evaluations/needs-expiring/start", register, &e)
+			plain := a.call("POST", "/api/v1/evaluations/needs-expiring/start", "", nil)
+			if code != plain {
+				t.Errorf("open registration: start {register:true} %d %s, start without body %d", code, e.ErrorDetail.Code, plain)
+			}
+		})
+
+		t.Run("the evaluation was deprecated", func(t *testing.T) {
+			b := w.agent("hal-1")
+			active := versioned(71, "retiring", "simple_pass_fail", "identity_check_handler", "1.0.0", "")
+			w.resync(t, "c-retiring-1", active)
+			if code := b.call("POST", "/api/v1/evaluations/retiring/register", "", nil); code != 201 {
+				t.Fatalf("register: %d", code)
+			}
+			next := versioned(71, "retiring", "simple_pass_fail", "identity_check_handler", "1.1.0", "")
+			deprecated := registry.File{Path: next.Path, Content: []byte(strings.Replace(string(next.Content), "status: active", "status: deprecated", 1))}
+			w.resync(t, "c-retiring-2", deprecated)
+			var e errorResponse
+			code := b.call("POST", "/api/v1/evaluations/retiring/start", register, &e)
+			plain := b.call("POST", "/api/v1/evaluations/retiring/start", "", nil)
+			if code != plain {
+				t.Errorf("open registration: start {register:true} %d %s, start without body %d", code, e.ErrorDetail.Code, plain)
+			}
+		})
+	})
+}
+
+// TestStartRegisterAfterAnExpiredChallenge: on a PoAW evaluation with
+// retry_after_hours, after a challenge expired and before the sweeper
+// ended the attempt, start {"register": true} does what start without
+// the body does (a new challenge on the open registration); it must not
+// end the attempt and then refuse the agent for the retry delay.
+func TestStartRegisterAfterAnExpiredChallenge(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
+		w := newWorld(t, s)
+		w.resync(t, "c-cool", versioned(72, "cool-poaw", "simple_pass_fail", "poaw_handler", "1.0.0", "  timeout_seconds: 15\n  retry_after_hours: 1\n"))
+		plain, reg := w.agent("ivy-1"), w.agent("jo-1")
+		for _, ag := range []*testAgent{plain, reg} {
+			if code := ag.call("POST", "/api/v1/evaluations/cool-poaw/start", `{"register":true}`, nil); code != 201 {
+				t.Fatalf("start: %d", code)
+			}
+		}
+		w.clock.Advance(20 * time.Second)
+		if code := plain.call("POST", "/api/v1/evaluations/cool-poaw/start", "", nil); code != 201 {
+			t.Errorf("start without a body after expiry: %d, want 201 (a new challenge)", code)
+		}
+		var e errorResponse
+		if code := reg.call("POST", "/api/v1/evaluations/cool-poaw/start", `{"register":true}`, &e); code != 201 {
+			t.Errorf("start {register:true} after expiry: %d %s, want 201 as without the body", code, e.ErrorDetail.Code)
+		}
+	})
+}
+
 func TestRegistrationRules(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {

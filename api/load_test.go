@@ -207,7 +207,7 @@ func BenchmarkPoAWFlow(b *testing.B) {
 			runFlows(b, conns, false, d/5)
 			runFlows(b, bareConns, false, d/5)
 			served := servedResult(b, conns[0], s.(registrytest.FullStore))
-			floorFlows(b, s, floorAgents, served, &seq, d/5)
+			floorFlows(b, s, floorAgents, served, false, &seq, d/5)
 			for _, flow := range []struct {
 				name     string
 				register bool
@@ -227,7 +227,7 @@ func BenchmarkPoAWFlow(b *testing.B) {
 							},
 							func() {
 								t := processCPU()
-								floor += floorFlows(b, s, floorAgents, served, &seq, d)
+								floor += floorFlows(b, s, floorAgents, served, flow.register, &seq, d)
 								floorCPU += processCPU() - t
 							},
 							func() {
@@ -302,7 +302,11 @@ func bareFlowServer(b *testing.B, s registry.Store) http.Handler {
 	mux.HandleFunc("POST /api/v1/evaluations/poaw/start", func(w http.ResponseWriter, r *http.Request) {
 		a := agent(r)
 		if body, _ := io.ReadAll(r.Body); bytes.Contains(body, []byte(`"register":true`)) {
-			if _, err := register(r, a); err != nil {
+			_, err := es.OpenRegistration(r.Context(), a, "poaw")
+			if errors.Is(err, registry.ErrNotFound) {
+				_, err = register(r, a)
+			}
+			if err != nil {
 				answer(w, nil, err)
 				return
 			}
@@ -528,6 +532,13 @@ func runFlows(b *testing.B, conns []*agentConn, register bool, d time.Duration) 
 // record and details), so both sides write the same bytes: a thinner
 // record would make the floor's statements cheaper than the flow's.
 func servedResult(b *testing.B, conn *agentConn, es registrytest.FullStore) *evaluation.Result {
+	post := func(path, body string) {
+		if status, err := conn.do("POST", path, body); err != nil || status >= 300 {
+			b.Fatalf("POST %s: %d %v %s", path, status, err, conn.body)
+		}
+	}
+	post("/api/v1/evaluations/poaw/register", "")
+	post("/api/v1/evaluations/poaw/start", "")
 	var st struct {
 		Challenge struct {
 			ID     string
@@ -535,35 +546,20 @@ func servedResult(b *testing.B, conn *agentConn, es registrytest.FullStore) *eva
 			Nonce  string
 		} `json:"challenge"`
 	}
+	if err := json.Unmarshal(conn.body, &st); err != nil {
+		b.Fatal(err)
+	}
+	// The flows' reader must read what a decoder does.
+	id, values, nonce, ok := startedChallenge(conn.body, nil)
+	if !ok || id != st.Challenge.ID || nonce != st.Challenge.Nonce || !slices.Equal(values, st.Challenge.Values) {
+		b.Fatalf("startedChallenge(%s) = %q %v %q %v", conn.body, id, values, nonce, ok)
+	}
+	post("/api/v1/evaluations/poaw/submit", fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, id, evaluation.PoAWHash(values, nonce)))
 	var sub struct {
 		Result struct{ ID string } `json:"result"`
 	}
-	for _, step := range []struct {
-		path, body string
-		out        any
-	}{
-		{"/api/v1/evaluations/poaw/register", "", nil},
-		{"/api/v1/evaluations/poaw/start", "", &st},
-		{"/api/v1/evaluations/poaw/submit", "", &sub},
-	} {
-		if step.out == &sub {
-			step.body = fmt.Sprintf(`{"challenge_id":%q,"hash":%q}`, st.Challenge.ID, evaluation.PoAWHash(st.Challenge.Values, st.Challenge.Nonce))
-		}
-		status, err := conn.do("POST", step.path, step.body)
-		if err != nil || status >= 300 {
-			b.Fatalf("POST %s: %d %v %s", step.path, status, err, conn.body)
-		}
-		if step.out != nil {
-			if err := json.Unmarshal(conn.body, step.out); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if step.out == &st { // the flows' reader must read what a decoder does
-			id, values, nonce, ok := startedChallenge(conn.body, nil)
-			if !ok || id != st.Challenge.ID || nonce != st.Challenge.Nonce || !slices.Equal(values, st.Challenge.Values) {
-				b.Fatalf("startedChallenge(%s) = %q %v %q %v", conn.body, id, values, nonce, ok)
-			}
-		}
+	if err := json.Unmarshal(conn.body, &sub); err != nil {
+		b.Fatal(err)
 	}
 	r, err := es.Result(b.Context(), sub.Result.ID)
 	if err != nil || !r.Passed {
@@ -608,8 +604,10 @@ func startedChallenge(body []byte, values []int) (id string, _ []int, nonce stri
 
 // floorFlows makes the store calls of the flow directly, one agent of
 // agents each, for d, and returns the flows completed. Each result is
-// served's, under the floor's ids and times.
-func floorFlows(b *testing.B, s registry.Store, agents []*registry.Agent, served *evaluation.Result, seq *atomic.Int64, d time.Duration) int64 {
+// served's, under the floor's ids and times. With startRegisters it makes
+// the calls of a start that registers: first the look for an open
+// registration.
+func floorFlows(b *testing.B, s registry.Store, agents []*registry.Agent, served *evaluation.Result, startRegisters bool, seq *atomic.Int64, d time.Duration) int64 {
 	ctx := b.Context()
 	es := s.(registrytest.FullStore)
 	poaw, err := s.Entry(ctx, "poaw")
@@ -626,6 +624,12 @@ func floorFlows(b *testing.B, s registry.Store, agents []*registry.Agent, served
 				// register (the server knows the key after the first
 				// request: it authenticates without a statement)
 				s.SyncState(ctx)
+				if startRegisters {
+					if _, err := es.OpenRegistration(ctx, a.ID, "poaw"); !errors.Is(err, registry.ErrNotFound) {
+						b.Errorf("an open registration before the flow: %v", err)
+						return
+					}
+				}
 				reg, _, err := es.Register(ctx, &evaluation.Registration{ID: fmt.Sprintf("reg_%s_%d", a.ID, n), AgentID: a.ID, EvaluationID: "poaw",
 					VersionID: poaw.Current.ID, RegisteredAt: now})
 				if err != nil {

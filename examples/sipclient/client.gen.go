@@ -3415,7 +3415,7 @@ type ClientInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3426,7 +3426,7 @@ type ClientInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4500,7 +4500,7 @@ func (c *Client) StreamMessages(ctx context.Context, ref Ref, session string, pa
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4521,7 +4521,7 @@ func (c *Client) StartWithBody(ctx context.Context, ref Ref, contentType string,
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7515,7 +7515,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7526,7 +7526,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12584,7 +12584,7 @@ func (c *ClientWithResponses) StreamMessagesWithResponse(ctx context.Context, re
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12601,7 +12601,7 @@ func (c *ClientWithResponses) StartWithBodyWithResponse(ctx context.Context, ref
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then it registers first, exactly as `POST …/register` does (the same refusals, and the open registration when there is one), and starts. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -279,12 +279,16 @@ func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) 
 	return r.Start(ctx, s.take(agentID, e))
 }
 
-// RegisterAndStart registers the agent for e, or finds its open
-// registration, as Register does (the same rules and refusals), then
-// starts it as Start does: an attempt in one step for an agent that does
-// not need the registration on its own.
+// RegisterAndStart starts the agent's attempt at e as Start does, and
+// when it has no open registration registers it first, as Register does
+// (the same rules and refusals). An open registration is started as it
+// is: Register's rules decide only whether a new one may open.
 func (s *Service) RegisterAndStart(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
-	if _, _, err := s.Register(ctx, agentID, e); err != nil {
+	_, err := s.attempts.OpenRegistration(ctx, agentID, e.ID)
+	if errors.Is(err, registry.ErrNotFound) {
+		_, _, err = s.Register(ctx, agentID, e)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s.Start(ctx, agentID, e)

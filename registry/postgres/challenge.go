@@ -79,7 +79,10 @@ func (s *Store) Challenge(ctx context.Context, id string) (_ *evaluation.Challen
 func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *evaluation.Challenge) (_ *evaluation.Challenge, created bool, err error) {
 	defer wrap(&err, "StartChallenge")
 	var versionID int64
-	for range 2 {
+	// A round that finds nothing is followed by another while the agent
+	// has an open registration: a concurrent start made the challenge, or
+	// a concurrent request registered, after the round's snapshot.
+	for range 4 {
 		out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
 				SELECT id, challenges, version_id FROM registrations
 				WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')),
@@ -101,11 +104,11 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return out, created, err
 		}
-		// Nothing: no open registration, one that cannot be started, or
-		// a concurrent start made the challenge; the second round sees it.
-	}
-	if _, err := s.OpenRegistration(ctx, c.AgentID, evaluationID); err != nil {
-		return nil, false, err
+		// Nothing: no open registration (not found), one that cannot be
+		// started, or one a concurrent request changed.
+		if _, err := s.OpenRegistration(ctx, c.AgentID, evaluationID); err != nil {
+			return nil, false, err
+		}
 	}
 	return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
 }
