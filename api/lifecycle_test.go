@@ -570,30 +570,69 @@ func TestStartRegisterResumesAnOpenRegistration(t *testing.T) {
 	})
 }
 
-// TestStartRegisterAfterAnExpiredChallenge: on a PoAW evaluation with
-// retry_after_hours, after a challenge expired and before the sweeper
-// ended the attempt, start {"register": true} does what start without
-// the body does (a new challenge on the open registration); it must not
-// end the attempt and then refuse the agent for the retry delay.
+// TestStartRegisterAfterAnExpiredChallenge: a challenge that expired
+// unanswered ends its attempt, whichever request meets it first, and
+// before the sweeper does: start answers 410 and records the expired
+// result; start {"register": true} registers anew under register's rules,
+// so a SIP's retry delay after a failure holds (no fresh challenge on the
+// old registration that would skip it).
 func TestStartRegisterAfterAnExpiredChallenge(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, _ *client, s registry.Store) {
 		w := newWorld(t, s)
 		w.resync(t, "c-cool", versioned(72, "cool-poaw", "simple_pass_fail", "poaw_handler", "1.0.0", "  timeout_seconds: 15\n  retry_after_hours: 1\n"))
-		plain, reg := w.agent("ivy-1"), w.agent("jo-1")
+		plain, reg, again := w.agent("ivy-1"), w.agent("jo-1"), w.agent("kim-1")
+		first := map[*testAgent]startBody{}
 		for _, ag := range []*testAgent{plain, reg} {
-			if code := ag.call("POST", "/api/v1/evaluations/cool-poaw/start", `{"register":true}`, nil); code != 201 {
+			var st startBody
+			if code := ag.call("POST", "/api/v1/evaluations/cool-poaw/start", `{"register":true}`, &st); code != 201 {
 				t.Fatalf("start: %d", code)
 			}
+			first[ag] = st
 		}
-		w.clock.Advance(20 * time.Second)
-		if code := plain.call("POST", "/api/v1/evaluations/cool-poaw/start", "", nil); code != 201 {
-			t.Errorf("start without a body after expiry: %d, want 201 (a new challenge)", code)
+		var st startBody
+		if code := again.call("POST", "/api/v1/evaluations/poaw/start", `{"register":true}`, &st); code != 201 {
+			t.Fatalf("start poaw: %d", code)
+		}
+		first[again] = st
+		w.clock.Advance(20 * time.Second) // past the challenges' 15 s; the sweeper has not run
+		expired := func(ag *testAgent, ref string) {
+			t.Helper()
+			var res struct {
+				Results []struct {
+					RegistrationID string `json:"registration_id"`
+					Outcome        string `json:"outcome"`
+				} `json:"results"`
+			}
+			ag.call("GET", "/api/v1/evaluations/"+ref+"/results", "", &res)
+			for _, r := range res.Results {
+				if r.RegistrationID == first[ag].RegistrationID {
+					if r.Outcome != "expired" {
+						t.Errorf("%s's first attempt ended %s, want expired", ag.name, r.Outcome)
+					}
+					return
+				}
+			}
+			t.Errorf("%s's first attempt has no result in %+v, want it expired", ag.name, res.Results)
 		}
 		var e errorResponse
-		if code := reg.call("POST", "/api/v1/evaluations/cool-poaw/start", `{"register":true}`, &e); code != 201 {
-			t.Errorf("start {register:true} after expiry: %d %s, want 201 as without the body", code, e.ErrorDetail.Code)
+		if code := plain.call("POST", "/api/v1/evaluations/cool-poaw/start", "", &e); code != 410 || e.ErrorDetail.Code != "gone" {
+			t.Errorf("start after the challenge expired: %d %+v, want 410 gone", code, e)
 		}
+		expired(plain, "cool-poaw")
+		if code := plain.call("POST", "/api/v1/evaluations/cool-poaw/submit", `{"challenge_id":"`+first[plain].Challenge.ID+`","hash":"x"}`, nil); code != 409 {
+			t.Errorf("submit to the ended attempt: %d, want 409", code)
+		}
+		if code := reg.call("POST", "/api/v1/evaluations/cool-poaw/start", `{"register":true}`, &e); code != 409 || e.ErrorDetail.Code != "retry_later" {
+			t.Errorf("start {register:true} after the challenge expired: %d %+v, want 409 retry_later (the SIP's delay after a failure)", code, e)
+		}
+		expired(reg, "cool-poaw")
+		// Without a retry delay, the same request opens the next attempt.
+		var next startBody
+		if code := again.call("POST", "/api/v1/evaluations/poaw/start", `{"register":true}`, &next); code != 201 || next.RegistrationID == first[again].RegistrationID {
+			t.Errorf("start {register:true} on poaw after expiry: %d %+v, want a new registration", code, next)
+		}
+		expired(again, "poaw")
 	})
 }
 

@@ -3417,6 +3417,8 @@ type ClientInterface interface {
 	//
 	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -3427,6 +3429,8 @@ type ClientInterface interface {
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
 	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	//
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4502,6 +4506,8 @@ func (c *Client) StreamMessages(ctx context.Context, ref Ref, session string, pa
 //
 // Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -4522,6 +4528,8 @@ func (c *Client) StartWithBody(ctx context.Context, ref Ref, contentType string,
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
 // Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+//
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7517,6 +7525,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -7527,6 +7537,8 @@ type ClientWithResponsesInterface interface {
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
 	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	//
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10562,6 +10574,8 @@ type StartResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -10603,6 +10617,11 @@ func (r StartResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r StartResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r StartResponse) GetJSON410() *Error {
+	return r.JSON410
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -12586,6 +12605,8 @@ func (c *ClientWithResponses) StreamMessagesWithResponse(ctx context.Context, re
 //
 // Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/evaluations/{ref}/start (the `Start` operationId).
@@ -12602,6 +12623,8 @@ func (c *ClientWithResponses) StartWithBodyWithResponse(ctx context.Context, ref
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
 // Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+//
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15112,6 +15135,13 @@ func ParseStartResponse(rsp *http.Response) (*StartResponse, error) {
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Error

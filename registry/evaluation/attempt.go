@@ -271,7 +271,10 @@ type ChallengeStore interface {
 	// moves the registration to in_progress, in one transaction, and
 	// reports created; the registration's deadline becomes the new
 	// challenge's expiry. Returns registry.ErrNotFound when the agent has no open
-	// registration, and registry.ErrConflict when it cannot be started.
+	// registration, registry.ErrGone when it is past its deadline (as of
+	// c.CreatedAt: its challenge expired unanswered, so the attempt is
+	// over and takes no new one), and registry.ErrConflict when it cannot
+	// be started.
 	StartChallenge(ctx context.Context, evaluationID string, c *Challenge) (_ *Challenge, created bool, _ error)
 	// SetChallengeExpiry changes when an unused challenge expires, and its
 	// registration's deadline with it.

@@ -100,6 +100,9 @@ func (poawRunner) Start(ctx context.Context, t *Take) (*Started, error) {
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, NotRegistered(t.Entry)
 	}
+	if errors.Is(err, registry.ErrGone) {
+		return nil, t.s.endOverdue(ctx, t.AgentID, t.Entry, now)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +213,7 @@ func (s *Service) Challenge(ctx context.Context, agentID, id string) (*Challenge
 		return nil, forbidden("forbidden", "this challenge belongs to another agent", "Fetch your own challenge.")
 	}
 	if !ch.UsedAt.IsZero() || !s.now().Before(ch.ExpiresAt) {
-		return nil, refuse(registry.ErrGone, "gone", "the challenge is used or expired", "Start again for a new challenge.")
+		return nil, refuse(registry.ErrGone, "gone", "the challenge is used or expired", "Its attempt is over: register again for another (start with {\"register\": true} registers and starts).")
 	}
 	return ch, nil
 }

@@ -280,12 +280,15 @@ func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) 
 }
 
 // RegisterAndStart starts the agent's attempt at e as Start does, and
-// when it has no open registration registers it first, as Register does
-// (the same rules and refusals). An open registration is started as it
-// is: Register's rules decide only whether a new one may open.
+// when it has no open registration (or only one past its deadline)
+// registers it first, as Register does (the same rules and refusals). An
+// open registration is started as it is: Register's rules decide only
+// whether a new one may open.
 func (s *Service) RegisterAndStart(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
-	_, err := s.attempts.OpenRegistration(ctx, agentID, e.ID)
-	if errors.Is(err, registry.ErrNotFound) {
+	reg, err := s.attempts.OpenRegistration(ctx, agentID, e.ID)
+	if errors.Is(err, registry.ErrNotFound) || err == nil && reg.Overdue(s.now()) {
+		// None open, or one whose time ran out: Register ends that one
+		// as expired and opens another, if its rules allow.
 		_, _, err = s.Register(ctx, agentID, e)
 	}
 	if err != nil {

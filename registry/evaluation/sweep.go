@@ -95,6 +95,28 @@ func (s *Service) expire(ctx context.Context, reg *Registration, now time.Time) 
 	return err == nil, err
 }
 
+// endOverdue ends the agent's open attempt at e, past its deadline, as
+// the sweeper would (an expired result), for an operation that met it
+// before the sweeper did, and returns that operation's refusal: the
+// attempt is over. A new one starts with a registration, under
+// Register's rules (a retry delay after a failure included).
+func (s *Service) endOverdue(ctx context.Context, agentID string, e *registry.Entry, now time.Time) error {
+	reg, err := s.attempts.OpenRegistration(ctx, agentID, e.ID)
+	if errors.Is(err, registry.ErrNotFound) {
+		return NotRegistered(e) // ended meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	if reg.Overdue(now) {
+		if _, err := s.expire(ctx, reg, now); err != nil {
+			return err
+		}
+	}
+	return refuse(registry.ErrGone, "gone", "your attempt at "+e.ID+" ran out of time: its challenge expired unanswered, and the attempt has ended as expired",
+		"Register again for another attempt (start with {\"register\": true} registers and starts).")
+}
+
 // endUngraded ends a session nobody graded in time, with a not_graded
 // result for each participant still waiting, each under its own pinned
 // version. It reports false when a grade got there first.

@@ -85,7 +85,8 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	for range 4 {
 		out, err := scanChallenge(s.pool.QueryRow(ctx, `WITH reg AS (
 				SELECT id, challenges, version_id FROM registrations
-				WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')),
+				WHERE agent_id = $2 AND evaluation_id = $7 AND status IN ('registered', 'in_progress')
+					AND NOT (status = 'in_progress' AND deadline_at IS NOT NULL AND deadline_at <= $5)),
 			open AS (
 				SELECT `+challengeColumns+` FROM challenges
 				WHERE registration_id = (SELECT id FROM reg) AND used_at IS NULL AND expires_at > $5 ORDER BY created_at DESC LIMIT 1),
@@ -104,10 +105,16 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return out, created, err
 		}
-		// Nothing: no open registration (not found), one that cannot be
-		// started, or one a concurrent request changed.
-		if _, err := s.OpenRegistration(ctx, c.AgentID, evaluationID); err != nil {
+		// Nothing: no open registration (not found), one past its
+		// deadline (its challenge expired unanswered: the attempt is over,
+		// and the sweeper ends it), one that cannot be started, or one a
+		// concurrent request changed.
+		open, err := s.OpenRegistration(ctx, c.AgentID, evaluationID)
+		if err != nil {
 			return nil, false, err
+		}
+		if open.Overdue(c.CreatedAt) {
+			return nil, false, fmt.Errorf("registration %s is past its deadline: %w", open.ID, registry.ErrGone)
 		}
 	}
 	return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)

@@ -185,13 +185,17 @@ func testChallenges(t *testing.T, s FullStore) {
 	if _, err := s.Challenge(ctx, c3.ID); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("a second challenge was stored: %v", err)
 	}
-	// Once it expired, a new one is made.
+	// Once it expired unanswered the attempt is past its deadline: it
+	// takes no new challenge (the sweeper ends it as expired).
 	c4, _ := evaluation.NewChallenge(r2.ID, agent.ID, t0.Add(2*time.Minute), time.Minute)
-	if got, created, err := s.StartChallenge(ctx, alpha.ID, c4); err != nil || !created || got.ID != c4.ID || got.RegistrationID != r2.ID {
-		t.Errorf("StartChallenge after expiry = %+v, %v, %v; want a new challenge", got, created, err)
+	if got, _, err := s.StartChallenge(ctx, alpha.ID, c4); !errors.Is(err, registry.ErrGone) {
+		t.Errorf("StartChallenge after expiry = %+v, %v; want ErrGone", got, err)
 	}
-	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); !open.StartedAt.Equal(t0) {
-		t.Errorf("a new challenge moved started_at: %+v", open)
+	if _, err := s.Challenge(ctx, c4.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("a challenge was stored after the deadline: %v", err)
+	}
+	if open, _ := s.OpenRegistration(ctx, agent.ID, alpha.ID); open.Status != evaluation.RegInProgress || !open.StartedAt.Equal(t0) || !open.Deadline.Equal(c2.ExpiresAt) {
+		t.Errorf("the overdue registration changed: %+v", open)
 	}
 	stranger, _ := evaluation.NewChallenge("", "agent_none", t0, time.Minute)
 	if _, _, err := s.StartChallenge(ctx, alpha.ID, stranger); !errors.Is(err, registry.ErrNotFound) {

@@ -85,12 +85,19 @@ func (s *Store) StartChallenge(ctx context.Context, evaluationID string, c *eval
 	defer done()
 	var regID, status string
 	var versionID int64
-	if err := s.txQueryRow(ctx, tx, `SELECT id, status, version_id FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
-		c.AgentID, evaluationID).Scan(&regID, &status, &versionID); err != nil {
+	var overdue bool
+	if err := s.txQueryRow(ctx, tx, `SELECT id, status, version_id, status = 'in_progress' AND deadline_at IS NOT NULL AND deadline_at <= ?
+		FROM registrations WHERE agent_id = ? AND evaluation_id = ? AND status IN `+openStatuses,
+		formatTime(c.CreatedAt), c.AgentID, evaluationID).Scan(&regID, &status, &versionID, &overdue); err != nil {
 		return nil, false, err
 	}
 	if status != string(evaluation.RegRegistered) && status != string(evaluation.RegInProgress) {
 		return nil, false, fmt.Errorf("registration is not open for a challenge: %w", registry.ErrConflict)
+	}
+	if overdue {
+		// Its challenge expired unanswered: the attempt is over (the
+		// sweeper ends it), and takes no new challenge.
+		return nil, false, fmt.Errorf("registration %s is past its deadline: %w", regID, registry.ErrGone)
 	}
 	open, err := scanChallenge(s.txQueryRow(ctx, tx, "SELECT "+challengeColumns+` FROM challenges
 		WHERE registration_id = ? AND used_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, regID, formatTime(c.CreatedAt)))
