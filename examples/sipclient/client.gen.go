@@ -3415,9 +3415,9 @@ type ClientInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
-	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3428,9 +3428,9 @@ type ClientInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
-	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4504,9 +4504,9 @@ func (c *Client) StreamMessages(ctx context.Context, ref Ref, session string, pa
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
-// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4527,9 +4527,9 @@ func (c *Client) StartWithBody(ctx context.Context, ref Ref, contentType string,
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
-// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7523,9 +7523,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
-	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7536,9 +7536,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 	//
-	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+	// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 	//
-	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+	// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12603,9 +12603,9 @@ func (c *ClientWithResponses) StreamMessagesWithResponse(ctx context.Context, re
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
-// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12622,9 +12622,9 @@ func (c *ClientWithResponses) StartWithBodyWithResponse(ctx context.Context, ref
 //
 // A benchmark's start returns the questions of this attempt: every question, or the `config.sample` drawn from the pool for this registration alone, each with its choices in an order of its own; never an answer. Starting again returns the same questions in the same order. A benchmark whose sealed answers this registry cannot open (registered while it still could: its key changed since) is refused with 503 (`unavailable`), naming the question.
 //
-// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it. Proof of Agentic Work then takes two requests: start with `register`, and submit.
+// Start needs an open registration (409 `not_registered` without one), unless the body is `{"register": true}`: then, when no registration is open, it registers first exactly as `POST …/register` does (the same refusals), and starts; an open registration is started as start without the body starts it, unless it is past its deadline: then it is ended with an `expired` result (as the server's sweep would end it) and replaced by a new one under register's rules (a SIP's retry delay after a failure included). A proctored attempt in its session is its session's to end, and is started as it is. Proof of Agentic Work then takes two requests: start with `register`, and submit.
 //
-// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start ends it with an `expired` result (as the server's sweep would) and answers 410 (`gone`); with `register` it is replaced by a new registration, under register's rules (a SIP's retry delay after a failure included).
+// A Proof of Agentic Work attempt whose challenge expired unanswered is over: start without `register` ends it with an `expired` result and answers 410 (`gone`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -279,22 +279,55 @@ func (s *Service) Start(ctx context.Context, agentID string, e *registry.Entry) 
 	return r.Start(ctx, s.take(agentID, e))
 }
 
-// RegisterAndStart starts the agent's attempt at e as Start does, and
-// when it has no open registration (or only one past its deadline)
-// registers it first, as Register does (the same rules and refusals). An
-// open registration is started as it is: Register's rules decide only
-// whether a new one may open.
+// RegisterAndStart starts the agent's open attempt at e as Start does,
+// and when it has none registers it first, as Register does (the same
+// rules and refusals). An open registration is started as it is:
+// Register's rules decide only whether a new one may open. One whose
+// time ran out is ended first, as the sweep would end it, and replaced.
 func (s *Service) RegisterAndStart(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
+	st, err := s.startOpen(ctx, agentID, e)
+	if !errors.Is(err, errNoOpenAttempt) {
+		return st, err
+	}
+	if _, _, err := s.Register(ctx, agentID, e); err != nil {
+		return nil, err
+	}
+	return s.Start(ctx, agentID, e)
+}
+
+// errNoOpenAttempt is startOpen's answer when the agent has no attempt to
+// start: none open, or the open one's time ran out.
+var errNoOpenAttempt = errors.New("no open attempt")
+
+// startOpen starts the agent's open registration for e as Start does. It
+// answers errNoOpenAttempt when there is none, or when that one is past
+// its deadline and ends (here, as the sweep ends it, or meanwhile). A
+// registration past its deadline that is not this request's to end (a
+// proctored attempt in its session) is started as it is.
+func (s *Service) startOpen(ctx context.Context, agentID string, e *registry.Entry) (*Started, error) {
+	now := s.now()
 	reg, err := s.attempts.OpenRegistration(ctx, agentID, e.ID)
-	if errors.Is(err, registry.ErrNotFound) || err == nil && reg.Overdue(s.now()) {
-		// None open, or one whose time ran out: Register ends that one
-		// as expired and opens another, if its rules allow.
-		_, _, err = s.Register(ctx, agentID, e)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, errNoOpenAttempt
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s.Start(ctx, agentID, e)
+	if reg.Overdue(now) {
+		ended, err := s.expire(ctx, reg, now)
+		if err != nil {
+			return nil, err
+		}
+		if ended {
+			return nil, errNoOpenAttempt
+		}
+	}
+	st, err := s.Start(ctx, agentID, e)
+	var r *Refusal
+	if errors.Is(err, registry.ErrGone) || errors.As(err, &r) && r.Code == "not_registered" {
+		return nil, errNoOpenAttempt // it ended since the look: its deadline passed, or the sweep
+	}
+	return st, err
 }
 
 // Submit grades the agent's submission for its open attempt at e, or

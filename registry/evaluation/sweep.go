@@ -113,7 +113,7 @@ func (s *Service) endOverdue(ctx context.Context, agentID string, e *registry.En
 			return err
 		}
 	}
-	return refuse(registry.ErrGone, "gone", "your attempt at "+e.ID+" ran out of time: its challenge expired unanswered, and the attempt has ended as expired",
+	return refuse(registry.ErrGone, "gone", "your attempt at "+e.ID+" ran out of time, and has ended as expired",
 		"Register again for another attempt (start with {\"register\": true} registers and starts).")
 }
 
