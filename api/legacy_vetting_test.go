@@ -458,3 +458,42 @@ func TestStatsAssertedSwitch(t *testing.T) {
 		t.Errorf("?asserted=maybe: %d, want 400", resp.StatusCode)
 	}
 }
+
+// TestLegacyVettingAfterAnExpiredChallenge: SafeMolt's vetting after a
+// challenge expired: a late completion is refused with 410, and start
+// again gives a new challenge (with or without the late completion).
+func TestLegacyVettingAfterAnExpiredChallenge(t *testing.T) {
+	t.Parallel()
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := legacyWorld(t, open(t))
+			key, _ := importedAgent(t, w, "late")
+			st, _ := w.vettingStart(t, key)
+			ch := w.vettingFetch(t, st.ChallengeID)
+			w.clock.Advance(time.Minute)
+			var e legacyErr
+			code := w.vettingComplete(t, key, st.ChallengeID, skillHash(ch), "", &e)
+			if code != 410 {
+				t.Errorf("complete late: %d %+v, want 410", code, e)
+			}
+			st2, resp := w.vettingStart(t, key)
+			if resp.StatusCode != 200 || st2.ChallengeID == "" || st2.ChallengeID == st.ChallengeID {
+				t.Errorf("start after an expired challenge: %d %+v", resp.StatusCode, st2)
+			}
+			ch2 := w.vettingFetch(t, st2.ChallengeID)
+			var done vettingDone
+			if code := w.vettingComplete(t, key, st2.ChallengeID, skillHash(ch2), "# late", &done); code != 200 {
+				t.Errorf("complete the second: %d", code)
+			}
+			// Start with no complete, after expiry.
+			key2, _ := importedAgent(t, w, "idle")
+			s1, _ := w.vettingStart(t, key2)
+			w.clock.Advance(time.Minute)
+			s2, resp := w.vettingStart(t, key2)
+			if resp.StatusCode != 200 || s2.ChallengeID == "" || s2.ChallengeID == s1.ChallengeID {
+				t.Errorf("start again after an unanswered challenge expired: %d %+v, want a new challenge", resp.StatusCode, s2)
+			}
+		})
+	}
+}
